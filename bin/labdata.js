@@ -1,0 +1,18 @@
+#!/usr/bin/env node
+// Launcher: the CLI is TypeScript run by Node's type stripping (Node >= 22.18 by default;
+// 22.17 needs the flag, so re-run with it there). Plain JS so an old Node gets a clear message.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const [major, minor] = process.versions.node.split('.').map(Number);
+const main = fileURLToPath(new URL('../core/cli/main.ts', import.meta.url));
+if (major < 22 || (major === 22 && minor < 17)) {
+  process.stderr.write(`labdata: Node.js >= 22.17 is required (this is ${process.version})\n`);
+  process.exit(2);
+}
+if (process.features.typescript) {
+  await import(main);
+} else {
+  const r = spawnSync(process.execPath, ['--experimental-strip-types', '--no-warnings', main, ...process.argv.slice(2)], { stdio: 'inherit' });
+  process.exit(r.status ?? 1);
+}

@@ -1,0 +1,102 @@
+import crypto from 'node:crypto';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ApiKey, Organization, OrganizationUser, Team, TeamMember, User } from '../entities/index.ts';
+import { createApiKey, KEY_NAME_MAX, KEY_VALIDITY_DAYS, type CreatedKey } from '../auth/api-keys.ts';
+import { organizationUserColumns, toOrganizationUserDto, type OrganizationUserRow } from '../entities/dto.ts';
+import { queryOne, sql } from '../db/sql.ts';
+
+/** An operator mistake; the CLI prints its message as the one-line reason and exits non-zero. */
+export class AdminError extends Error {}
+
+export const ROLES = ['ORGANIZATION_USER', 'ORGANIZATION_ADMIN'] as const;
+export const ORGANIZATION_USER_STATUSES = ['ACTIVE', 'INVITED', 'INACTIVE'] as const;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID.test(v);
+
+export function checkRoles(roles: unknown, where: string): string[] {
+  if (!Array.isArray(roles) || roles.length === 0) throw new AdminError(`${where}: roles must be a non-empty list`);
+  for (const role of roles) {
+    if (!(ROLES as readonly string[]).includes(role)) throw new AdminError(`${where}: unknown role "${role}" (known: ${ROLES.join(', ')})`);
+  }
+  return [...new Set(roles as string[])];
+}
+
+export function createOrganization(em: EntityManager, name: string) {
+  return em.create(Organization, { id: crypto.randomUUID(), name });
+}
+
+export async function createUser(em: EntityManager, email: string, displayName: string) {
+  const taken = await queryOne(em, sql`select 1 from app_user where lower(email) = lower(${email})`);
+  if (taken) throw new AdminError(`a user with email ${email} already exists`);
+  return em.create(User, { id: crypto.randomUUID(), email, displayName });
+}
+
+export function addMembership(em: EntityManager, input: { organizationId: string; userId: string; roles: string[]; status: string }) {
+  return em.create(OrganizationUser, { id: crypto.randomUUID(), ...input });
+}
+
+export function createTeam(em: EntityManager, input: { organizationId: string; name: string; description?: string; memberIds: string[] }) {
+  const team = em.create(Team, { id: crypto.randomUUID(), organizationId: input.organizationId, name: input.name, description: input.description ?? null, active: true });
+  for (const organizationUserId of new Set(input.memberIds)) em.create(TeamMember, { teamId: team.id, organizationUserId });
+  return team;
+}
+
+export interface KeyRequest {
+  userId: string;
+  organizationId: string;
+  name: string;
+  days?: number;
+  expiresAt?: string;
+}
+
+/** Validates a key request against the contract's rules and creates the key. */
+export async function issueKey(em: EntityManager, req: KeyRequest, enterprise: boolean): Promise<CreatedKey> {
+  if (!enterprise) throw new AdminError('API keys cannot be created: this deployment is not on the Enterprise tier (LABDATA_ENTERPRISE=false)');
+  if (!req.name || typeof req.name !== 'string' || !req.name.trim()) throw new AdminError('key name must not be blank');
+  if (req.name.length > KEY_NAME_MAX) throw new AdminError(`key name must be at most ${KEY_NAME_MAX} characters`);
+  let expiresAt: Date;
+  if (req.expiresAt !== undefined) {
+    expiresAt = new Date(req.expiresAt);
+    if (Number.isNaN(expiresAt.getTime())) throw new AdminError(`expiresAt "${req.expiresAt}" is not an ISO date-time`);
+  } else {
+    if (!(KEY_VALIDITY_DAYS as readonly number[]).includes(Number(req.days))) {
+      throw new AdminError(`days must be one of ${KEY_VALIDITY_DAYS.join(', ')}`);
+    }
+    expiresAt = new Date(Date.now() + Number(req.days) * 86_400_000);
+  }
+  const membership = await em.findOne(OrganizationUser, { userId: req.userId, organizationId: req.organizationId });
+  if (!membership) throw new AdminError(`user ${req.userId} is not a member of organization ${req.organizationId}`);
+  return createApiKey(em, { userId: req.userId, organizationId: req.organizationId, organizationUserId: membership.id, name: req.name, expiresAt });
+}
+
+export async function listKeys(em: EntityManager, userId: string) {
+  const keys = await em.find(ApiKey, { userId }, { orderBy: { createdAt: 'asc' } });
+  return keys.map((k) => ({
+    id: k.id,
+    name: k.name,
+    organization: k.organizationId,
+    createdAt: k.createdAt.toISOString(),
+    lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+    expiresAt: k.expiresAt.toISOString(),
+    revokedAt: k.revokedAt?.toISOString() ?? null,
+  }));
+}
+
+export async function revokeKey(em: EntityManager, id: string) {
+  const key = await em.findOne(ApiKey, { id });
+  if (!key) throw new AdminError(`no API key with id ${id}`);
+  key.revokedAt ??= new Date();
+  await em.flush();
+  return { id: key.id, revokedAt: key.revokedAt.toISOString() };
+}
+
+export async function setRoles(em: EntityManager, organizationUserId: string, roles: string[]) {
+  if (!isUuid(organizationUserId)) throw new AdminError(`"${organizationUserId}" is not an organization user id (UUID)`);
+  const ou = await em.findOne(OrganizationUser, { id: organizationUserId });
+  if (!ou) throw new AdminError(`no organization user with id ${organizationUserId}`);
+  ou.roles = checkRoles(roles, 'roles set');
+  await em.flush();
+  const row = await queryOne<OrganizationUserRow>(em, sql`select ${organizationUserColumns} from organization_user ou join app_user u on u.id = ou.user_id where ou.id = ${organizationUserId}`);
+  return toOrganizationUserDto(row!);
+}

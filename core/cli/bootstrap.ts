@@ -1,0 +1,160 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { Organization, OrganizationUser, User } from '../entities/index.ts';
+import {
+  AdminError,
+  ORGANIZATION_USER_STATUSES,
+  addMembership,
+  checkRoles,
+  createOrganization,
+  createTeam,
+  createUser,
+  isUuid,
+  issueKey,
+} from './admin.ts';
+
+type Item = Record<string, unknown>;
+type Output = Record<string, Record<string, unknown>>;
+
+/** Sections of the contract's bootstrap file whose plugins do not exist yet. */
+const NOT_YET = ['assayTypes', 'storageDrives', 'integrations', 'personalIntegrations', 'notes'];
+const SECTIONS = ['organizations', 'users', 'teams', 'apiKeys', ...NOT_YET];
+
+function list(file: Item, section: string): Item[] {
+  const value = file[section];
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new AdminError(`${section} must be a list`);
+  return value.map((item, i) => {
+    if (!item || typeof item !== 'object' || Array.isArray(item)) throw new AdminError(`${section}[${i}] must be an object`);
+    return item as Item;
+  });
+}
+
+function label(section: string, item: Item, i: number): string {
+  return typeof item.ref === 'string' ? `${section} "${item.ref}"` : `${section}[${i}]`;
+}
+
+function text(item: Item, field: string, where: string, optional = false): string | undefined {
+  const v = item[field];
+  if (v === undefined && optional) return undefined;
+  if (typeof v !== 'string' || !v.trim()) throw new AdminError(`${where}: ${field} must be a non-blank string`);
+  return v;
+}
+
+/** Maps refs of one section to ids; also accepts ids of rows that already exist. */
+class Refs {
+  #map = new Map<string, string>();
+  readonly section: string;
+  constructor(section: string) {
+    this.section = section;
+  }
+  add(ref: unknown, id: string, where: string) {
+    if (ref === undefined) return;
+    if (typeof ref !== 'string' || !ref) throw new AdminError(`${where}: ref must be a non-empty string`);
+    if (this.#map.has(ref)) throw new AdminError(`${where}: ref "${ref}" is used twice in ${this.section}`);
+    this.#map.set(ref, id);
+  }
+  get(value: unknown): string | undefined {
+    return typeof value === 'string' ? this.#map.get(value) : undefined;
+  }
+}
+
+async function resolve(em: EntityManager, refs: Refs, value: unknown, entity: typeof Organization | typeof User, where: string): Promise<string> {
+  const fromRef = refs.get(value);
+  if (fromRef) return fromRef;
+  if (isUuid(value) && (await em.findOne(entity as typeof Organization, { id: value }))) return value;
+  throw new AdminError(`${where}: unknown ${refs.section.replace(/s$/, '')} "${String(value)}"`);
+}
+
+/**
+ * Applies a bootstrap file in one transaction: any bad item rolls everything back, so a
+ * failed run changes nothing. Returns the contract's output (ids and key secrets by ref).
+ */
+export async function applyBootstrap(em: EntityManager, file: unknown, enterprise: boolean): Promise<Output> {
+  if (!file || typeof file !== 'object' || Array.isArray(file)) throw new AdminError('the bootstrap file must hold a JSON object');
+  const doc = file as Item;
+  for (const key of Object.keys(doc)) {
+    if (!SECTIONS.includes(key)) throw new AdminError(`unknown section "${key}" (known: ${SECTIONS.join(', ')})`);
+  }
+  for (const section of NOT_YET) {
+    if (list(doc, section).length) throw new AdminError(`${section}: not supported yet (no enabled plugin provides it)`);
+  }
+  return em.transactional(async (tx) => {
+    const out: Output = {};
+    const orgs = new Refs('organizations');
+    const users = new Refs('users');
+    const membership = new Map<string, string>(); // `${userId}/${orgId}` → organization user id
+
+    for (const [i, item] of list(doc, 'organizations').entries()) {
+      const where = label('organizations', item, i);
+      const org = createOrganization(tx, text(item, 'name', where)!);
+      orgs.add(item.ref, org.id, where);
+      if (typeof item.ref === 'string') (out.organizations ??= {})[item.ref] = { id: org.id };
+    }
+    await tx.flush();
+
+    const emails = new Set<string>();
+    for (const [i, item] of list(doc, 'users').entries()) {
+      const where = label('users', item, i);
+      const email = text(item, 'email', where)!;
+      if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw new AdminError(`${where}: "${email}" is not an e-mail address`);
+      if (emails.has(email.toLowerCase())) throw new AdminError(`${where}: duplicate email ${email}`);
+      emails.add(email.toLowerCase());
+      const user = await createUser(tx, email, text(item, 'displayName', where, true) ?? email).catch((e: Error) => {
+        throw new AdminError(`${where}: ${e.message}`);
+      });
+      users.add(item.ref, user.id, where);
+      const organizationUsers: Record<string, string> = {};
+      const memberships = item.memberships ?? [];
+      if (!Array.isArray(memberships)) throw new AdminError(`${where}: memberships must be a list`);
+      for (const m of memberships as Item[]) {
+        const orgId = await resolve(tx, orgs, m?.organization, Organization, where);
+        const status = (m.status ?? 'ACTIVE') as string;
+        if (!(ORGANIZATION_USER_STATUSES as readonly string[]).includes(status)) {
+          throw new AdminError(`${where}: unknown status "${status}" (known: ${ORGANIZATION_USER_STATUSES.join(', ')})`);
+        }
+        const roles = checkRoles(m.roles ?? ['ORGANIZATION_USER'], where);
+        if (membership.has(`${user.id}/${orgId}`)) throw new AdminError(`${where}: member of organization ${String(m.organization)} twice`);
+        const ou = addMembership(tx, { organizationId: orgId, userId: user.id, roles, status });
+        membership.set(`${user.id}/${orgId}`, ou.id);
+        organizationUsers[String(m.organization)] = ou.id;
+      }
+      if (typeof item.ref === 'string') (out.users ??= {})[item.ref] = { id: user.id, organizationUsers };
+    }
+    await tx.flush();
+
+    const organizationUserOf = async (userId: string, orgId: string, where: string) => {
+      const known = membership.get(`${userId}/${orgId}`);
+      if (known) return known;
+      const ou = await tx.findOne(OrganizationUser, { userId, organizationId: orgId });
+      if (!ou) throw new AdminError(`${where}: user ${userId} is not a member of organization ${orgId}`);
+      return ou.id;
+    };
+
+    for (const [i, item] of list(doc, 'teams').entries()) {
+      const where = label('teams', item, i);
+      const orgId = await resolve(tx, orgs, item.organization, Organization, where);
+      const members = item.members ?? [];
+      if (!Array.isArray(members)) throw new AdminError(`${where}: members must be a list`);
+      const memberIds: string[] = [];
+      for (const member of members) memberIds.push(await organizationUserOf(await resolve(tx, users, member, User, where), orgId, where));
+      const team = createTeam(tx, { organizationId: orgId, name: text(item, 'name', where)!, description: text(item, 'description', where, true), memberIds });
+      if (typeof item.ref === 'string') (out.teams ??= {})[item.ref] = { id: team.id };
+    }
+
+    for (const [i, item] of list(doc, 'apiKeys').entries()) {
+      const where = label('apiKeys', item, i);
+      const userId = await resolve(tx, users, item.user, User, where);
+      const orgId = await resolve(tx, orgs, item.organization, Organization, where);
+      await tx.flush();
+      const key = await issueKey(
+        tx,
+        { userId, organizationId: orgId, name: item.name as string, days: item.days as number | undefined, expiresAt: item.expiresAt as string | undefined },
+        enterprise,
+      ).catch((e: Error) => {
+        throw new AdminError(`${where}: ${e.message}`);
+      });
+      if (typeof item.ref === 'string') (out.apiKeys ??= {})[item.ref] = key;
+    }
+    return out;
+  });
+}

@@ -1,0 +1,57 @@
+import path from 'node:path';
+
+/** Deployment settings, read once from the environment (see README, "Configuration"). */
+export interface Config {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  host: string;
+  port: number;
+  tlsCertFile: string | undefined;
+  tlsKeyFile: string | undefined;
+  trustProxy: boolean;
+  /** Plugin names or module specifiers; undefined means every built-in plugin. */
+  plugins: string[] | undefined;
+  enterprise: boolean;
+  /** Extra host names accepted by the MCP DNS-rebinding check besides localhost. */
+  mcpAllowedHosts: string[];
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+function bool(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (/^(true|1|yes)$/i.test(value)) return true;
+  if (/^(false|0|no)$/i.test(value)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${value}"`);
+}
+
+function list(value: string | undefined): string[] | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  return value.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = Number(env.LABDATA_PORT ?? 8443);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new ConfigError(`LABDATA_PORT must be a port number, got "${env.LABDATA_PORT}"`);
+  }
+  const certFile = env.LABDATA_TLS_CERT || undefined;
+  const keyFile = env.LABDATA_TLS_KEY || undefined;
+  if (Boolean(certFile) !== Boolean(keyFile)) {
+    throw new ConfigError('LABDATA_TLS_CERT and LABDATA_TLS_KEY must be set together');
+  }
+  return {
+    databaseUrl: env.LABDATA_DATABASE_URL || undefined,
+    dataDir: path.resolve(env.LABDATA_DATA_DIR || './.data'),
+    host: env.LABDATA_HOST || '127.0.0.1',
+    port,
+    tlsCertFile: certFile,
+    tlsKeyFile: keyFile,
+    trustProxy: bool('LABDATA_TRUST_PROXY', env.LABDATA_TRUST_PROXY, false),
+    plugins: list(env.LABDATA_PLUGINS),
+    enterprise: bool('LABDATA_ENTERPRISE', env.LABDATA_ENTERPRISE, true),
+    mcpAllowedHosts: list(env.LABDATA_MCP_ALLOWED_HOSTS) ?? [],
+    logLevel: env.LABDATA_LOG_LEVEL || 'info',
+  };
+}

@@ -1,0 +1,53 @@
+import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
+import { Migrator, type Migration } from '@mikro-orm/migrations';
+import type { EntitySchema } from '@mikro-orm/core';
+
+/** A migration as plugins declare it: a stable, plugin-prefixed name and its SQL statements. */
+export interface MigrationDefinition {
+  name: string;
+  sql: string[];
+}
+
+export interface OrmOptions {
+  url: string;
+  entities: EntitySchema[];
+  migrations: MigrationDefinition[];
+  debug?: boolean;
+}
+
+export type Orm = MikroORM;
+export type { EntityManager };
+
+async function migrationClass(def: MigrationDefinition): Promise<new (...args: any[]) => Migration> {
+  const { Migration: Base } = await import('@mikro-orm/migrations');
+  return class extends Base {
+    override async up(): Promise<void> {
+      for (const statement of def.sql) this.addSql(statement);
+    }
+  };
+}
+
+export async function createOrm(options: OrmOptions): Promise<Orm> {
+  const migrationsList = await Promise.all(
+    options.migrations.map(async (def) => ({ name: def.name, class: await migrationClass(def) })),
+  );
+  return MikroORM.init({
+    clientUrl: options.url,
+    entities: options.entities,
+    extensions: [Migrator],
+    migrations: { migrationsList, snapshot: false, silent: true, allOrNothing: true, transactional: true },
+    debug: options.debug ?? false,
+    // Each request and each tool call forks its own EntityManager (no shared identity map).
+    allowGlobalContext: false,
+    pool: { min: 0, max: 10 },
+  });
+}
+
+export async function migrate(orm: Orm): Promise<string[]> {
+  const applied = await orm.migrator.up();
+  return applied.map((m) => m.name);
+}
+
+export async function pendingMigrations(orm: Orm): Promise<number> {
+  return (await orm.migrator.getPending()).length;
+}

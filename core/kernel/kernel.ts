@@ -1,0 +1,71 @@
+import type { EntitySchema } from '@mikro-orm/core';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.ts';
+import { ActivityService } from '../activity/index.ts';
+import { PermissionService } from '../permissions/index.ts';
+import { kernelEntities } from '../entities/index.ts';
+import { kernelMigrations } from '../entities/migrations.ts';
+import type { MigrationDefinition } from '../db/orm.ts';
+import { ExtensionRegistry } from './extension-points.ts';
+import { loadPlugins, PluginLoadError } from './loader.ts';
+import type { ReadDefinition, WriteDefinition } from './operations.ts';
+import type { PluginDefinition } from './plugin.ts';
+import type { KernelServices } from './services.ts';
+
+/** The assembled deployment: kernel services plus everything the enabled plugins declared. */
+export interface Kernel {
+  plugins: PluginDefinition[];
+  services: KernelServices;
+  entities: EntitySchema<any, any>[];
+  migrations: MigrationDefinition[];
+  reads: ReadDefinition[];
+  writes: WriteDefinition[];
+}
+
+/**
+ * Boots the plugins in two phases (Backstage style): every plugin's `setup` in dependency
+ * order (extension points), then the registries freeze and every `register` declares its
+ * operations. Nothing touches Fastify or the database here.
+ */
+export function assembleKernel(config: Config, plugins: PluginDefinition[], log: FastifyBaseLogger): Kernel {
+  const services: KernelServices = { config, permissions: new PermissionService(), activity: new ActivityService() };
+  const extensions = new ExtensionRegistry();
+  const reads: ReadDefinition[] = [];
+  const writes: WriteDefinition[] = [];
+  const entities = [...kernelEntities] as EntitySchema<any, any>[];
+  const migrations = [...kernelMigrations];
+
+  for (const plugin of plugins) {
+    entities.push(...(plugin.entities ?? []));
+    for (const m of plugin.migrations ?? []) {
+      if (!m.name.startsWith(`${plugin.name}-`)) throw new PluginLoadError(`migration "${m.name}" of plugin ${plugin.name} must start with "${plugin.name}-"`);
+      migrations.push(m);
+    }
+    services.activity.declare(plugin.name, plugin.events ?? {});
+  }
+  for (const plugin of plugins) {
+    plugin.setup?.({
+      plugin: plugin.name,
+      services,
+      log: log.child({ plugin: plugin.name }),
+      provide: (point, impl) => extensions.provide(plugin.name, point, impl),
+      use: (point) => extensions.use(plugin.name, point),
+      find: (point) => extensions.find(point),
+    });
+  }
+  extensions.freeze();
+  for (const plugin of plugins) {
+    plugin.register?.({
+      plugin: plugin.name,
+      services,
+      log: log.child({ plugin: plugin.name }),
+      read: (def) => reads.push(def),
+      write: (def) => writes.push(def),
+    });
+  }
+  return { plugins, services, entities, migrations, reads, writes };
+}
+
+export async function createKernel(config: Config, log: FastifyBaseLogger): Promise<Kernel> {
+  return assembleKernel(config, await loadPlugins(config.plugins), log);
+}

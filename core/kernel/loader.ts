@@ -1,0 +1,65 @@
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { builtInPlugins } from '../../config/plugins.ts';
+import type { PluginDefinition } from './plugin.ts';
+
+/** A start-up problem with the plugin list; its message is the one line the operator sees. */
+export class PluginLoadError extends Error {}
+
+function isPlugin(value: unknown): value is PluginDefinition {
+  const v = value as PluginDefinition | undefined;
+  return !!v && typeof v.name === 'string' && typeof v.version === 'string';
+}
+
+async function importPlugin(spec: string): Promise<PluginDefinition> {
+  const builtIn = builtInPlugins[spec];
+  let target: string;
+  if (builtIn) target = builtIn;
+  else if (spec.startsWith('.') || path.isAbsolute(spec)) target = pathToFileURL(path.resolve(spec)).href;
+  else target = spec;
+  let mod: Record<string, unknown>;
+  try {
+    mod = await import(target);
+  } catch (e) {
+    throw new PluginLoadError(`plugin "${spec}" could not be loaded: ${(e as Error).message.split('\n')[0]}`);
+  }
+  const def = mod.default ?? mod.plugin;
+  if (!isPlugin(def)) throw new PluginLoadError(`module "${spec}" does not export a plugin definition`);
+  return def;
+}
+
+/** Orders plugins so every plugin comes after its dependencies; names both ends of any problem. */
+export function orderPlugins(plugins: PluginDefinition[]): PluginDefinition[] {
+  const byName = new Map<string, PluginDefinition>();
+  for (const p of plugins) {
+    if (byName.has(p.name)) throw new PluginLoadError(`plugin "${p.name}" is listed twice`);
+    byName.set(p.name, p);
+  }
+  for (const p of plugins) {
+    for (const dep of p.dependsOn ?? []) {
+      if (!byName.has(dep)) throw new PluginLoadError(`plugin "${p.name}" needs "${dep}", which is not enabled`);
+    }
+  }
+  const ordered: PluginDefinition[] = [];
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (p: PluginDefinition, trail: string[]): void => {
+    if (state.get(p.name) === 'done') return;
+    if (state.get(p.name) === 'visiting') {
+      const loop = [...trail.slice(trail.indexOf(p.name)), p.name];
+      throw new PluginLoadError(`plugin dependency cycle: ${loop.join(' -> ')}`);
+    }
+    state.set(p.name, 'visiting');
+    for (const dep of p.dependsOn ?? []) visit(byName.get(dep)!, [...trail, p.name]);
+    state.set(p.name, 'done');
+    ordered.push(p);
+  };
+  for (const p of plugins) visit(p, []);
+  return ordered;
+}
+
+/** Loads the deployment's plugin list (names of built-ins or module specifiers), ordered. */
+export async function loadPlugins(specs: string[] | undefined): Promise<PluginDefinition[]> {
+  const list = specs ?? Object.keys(builtInPlugins);
+  const loaded = await Promise.all(list.map((spec) => importPlugin(spec)));
+  return orderPlugins(loaded);
+}

@@ -1,0 +1,100 @@
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Actor } from '../auth/api-keys.ts';
+import type { KernelServices } from './services.ts';
+import type { PageRequest, SortSpec } from '../pagination/index.ts';
+
+/** What every handler receives: the caller and its own EntityManager fork. */
+export interface OperationContext {
+  actor: Actor;
+  em: EntityManager;
+  services: KernelServices;
+  /** The request's logger (carries the request id and key id). */
+  log: FastifyBaseLogger;
+}
+
+export interface PageResult<T> {
+  items: T[];
+  total: number;
+}
+
+type Input<P, Q> = (P extends TObject ? Static<P> : {}) & (Q extends TObject ? Static<Q> : {});
+
+interface ReadBase<P extends TObject | undefined, Q extends TObject | undefined, R extends TSchema> {
+  /** The MCP tool name and the OpenAPI operationId (snake_case). */
+  name: string;
+  description: string;
+  /** REST path under /api/v1, Fastify syntax (`/projects/:id`). */
+  path: string;
+  params?: P;
+  query?: Q;
+  /** Item schema; for paged reads the kernel wraps it in the page envelope. */
+  response: R;
+  /** Expose as an MCP tool (default true). */
+  tool?: boolean;
+  tags?: string[];
+}
+
+export interface ItemRead<P extends TObject | undefined = any, Q extends TObject | undefined = any, R extends TSchema = TSchema>
+  extends ReadBase<P, Q, R> {
+  paged?: undefined;
+  run(ctx: OperationContext, input: Input<P, Q>): Promise<Static<R>>;
+}
+
+export interface PagedRead<P extends TObject | undefined = any, Q extends TObject | undefined = any, R extends TSchema = TSchema>
+  extends ReadBase<P, Q, R> {
+  paged: { sort: SortSpec; maxSize?: number };
+  run(ctx: OperationContext, input: Input<P, Q>, page: PageRequest): Promise<PageResult<Static<R>>>;
+}
+
+/** One read operation: a REST GET and (by default) an MCP tool, from one definition. */
+export type ReadDefinition = ItemRead | PagedRead;
+
+export function defineRead<P extends TObject | undefined, Q extends TObject | undefined, R extends TSchema>(
+  def: ItemRead<P, Q, R>,
+): ItemRead<P, Q, R>;
+export function defineRead<P extends TObject | undefined, Q extends TObject | undefined, R extends TSchema>(
+  def: PagedRead<P, Q, R>,
+): PagedRead<P, Q, R>;
+export function defineRead(def: ReadDefinition): ReadDefinition {
+  return def;
+}
+
+type WriteInput<P, Q, B> = {
+  params: P extends TObject ? Static<P> : {};
+  query: Q extends TObject ? Static<Q> : {};
+  body: B extends TSchema ? Static<B> : undefined;
+};
+
+/** A REST write (writes never become MCP tools: the agent endpoint is read-only). */
+export interface WriteDefinition<
+  P extends TObject | undefined = any,
+  Q extends TObject | undefined = any,
+  B extends TSchema | undefined = any,
+  R extends TSchema | undefined = any,
+> {
+  method: 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  operationId: string;
+  description: string;
+  path: string;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** 200 or 201 with `response`, or 204 without a body. */
+  status: 200 | 201 | 204;
+  response?: R;
+  tags?: string[];
+  /** Runs on the raw body before schema validation (e.g. to name a field no enabled plugin fills). */
+  preValidate?(body: unknown): void;
+  run(ctx: OperationContext, input: WriteInput<P, Q, B>): Promise<R extends TSchema ? Static<R> : void>;
+}
+
+export function defineWrite<
+  P extends TObject | undefined,
+  Q extends TObject | undefined,
+  B extends TSchema | undefined,
+  R extends TSchema | undefined,
+>(def: WriteDefinition<P, Q, B, R>): WriteDefinition<P, Q, B, R> {
+  return def;
+}

@@ -1,0 +1,132 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ValidationError } from '../errors.ts';
+import type { OperationContext } from './operations.ts';
+
+/** A request field contributed to another plugin's record (e.g. `elnA` on projects). */
+export interface RecordField<R> {
+  name: string;
+  plugin: string;
+  schema: TSchema;
+  /** Accepted on update as well as on create (default: create only). */
+  onUpdate?: boolean;
+  /**
+   * Runs inside the write's transaction, after the record row is written: validate (throw a
+   * core error to abort everything) and store the value in the contributing plugin's own tables.
+   */
+  save(ctx: OperationContext, record: R, value: unknown, phase: 'create' | 'update'): Promise<void>;
+}
+
+/** A response field contributed to another plugin's record, loaded for a whole page at once. */
+export interface RecordOutput {
+  name: string;
+  plugin: string;
+  schema: TSchema;
+  load(em: EntityManager, ids: string[]): Promise<Map<string, unknown>>;
+}
+
+export type RecordHook<R> = (ctx: OperationContext, record: R) => Promise<void>;
+
+/**
+ * The extension points a record-owning plugin (projects, studies, assays) offers: fields on
+ * create/update, response fields, and lifecycle hooks. One implementation, shared by all owners.
+ */
+export class RecordExtensions<R extends { id: string }> {
+  readonly kind: string;
+  #reserved: Record<string, string>;
+  #fields = new Map<string, RecordField<R>>();
+  #outputs = new Map<string, RecordOutput>();
+  #beforeDelete: RecordHook<R>[] = [];
+  #afterCreate: RecordHook<R>[] = [];
+
+  /**
+   * @param reserved field names the owner documents but leaves to other plugins
+   *   (name → plugin that fills it), so a request naming one without that plugin gets a clear 400.
+   */
+  constructor(kind: string, reserved: Record<string, string> = {}) {
+    this.kind = kind;
+    this.#reserved = reserved;
+  }
+
+  addField(field: RecordField<R>): void {
+    const existing = this.#fields.get(field.name) ?? this.#outputs.get(field.name);
+    if (existing) throw new Error(`${this.kind} field "${field.name}" is contributed by both ${existing.plugin} and ${field.plugin}`);
+    this.#fields.set(field.name, field);
+  }
+
+  addOutput(output: RecordOutput): void {
+    const existing = this.#outputs.get(output.name);
+    if (existing) throw new Error(`${this.kind} response field "${output.name}" is contributed by both ${existing.plugin} and ${output.plugin}`);
+    this.#outputs.set(output.name, output);
+  }
+
+  /** Children that must go when the record goes (studies of a project, ...); runs in the delete transaction. */
+  beforeDelete(hook: RecordHook<R>): void {
+    this.#beforeDelete.push(hook);
+  }
+
+  /** Runs after the create transaction committed; never changes the response; failures are logged. */
+  afterCreate(hook: RecordHook<R>): void {
+    this.#afterCreate.push(hook);
+  }
+
+  bodyProperties(phase: 'create' | 'update'): Record<string, TSchema> {
+    const props: Record<string, TSchema> = {};
+    for (const f of this.#fields.values()) {
+      if (phase === 'create' || f.onUpdate) props[f.name] = Type.Optional(f.schema);
+    }
+    return props;
+  }
+
+  outputProperties(): Record<string, TSchema> {
+    const props: Record<string, TSchema> = {};
+    for (const o of this.#outputs.values()) props[o.name] = Type.Optional(o.schema);
+    return props;
+  }
+
+  /** 400 for a documented field whose plugin is not enabled in this deployment. */
+  rejectUnavailable(body: unknown): void {
+    if (!body || typeof body !== 'object') return;
+    const errors = Object.keys(body)
+      .filter((name) => name in this.#reserved && !this.#fields.has(name))
+      .map((name) => ({
+        field: name,
+        message: `is not supported in this deployment: the ${this.#reserved[name]} plugin is not enabled`,
+      }));
+    if (errors.length) throw new ValidationError(errors);
+  }
+
+  async saveFields(ctx: OperationContext, record: R, body: Record<string, unknown>, phase: 'create' | 'update'): Promise<void> {
+    for (const f of this.#fields.values()) {
+      if (body[f.name] === undefined || (phase === 'update' && !f.onUpdate)) continue;
+      await f.save(ctx, record, body[f.name], phase);
+    }
+  }
+
+  async runBeforeDelete(ctx: OperationContext, record: R): Promise<void> {
+    for (const hook of this.#beforeDelete) await hook(ctx, record);
+  }
+
+  async runAfterCreate(ctx: OperationContext, record: R): Promise<void> {
+    for (const hook of this.#afterCreate) {
+      try {
+        await hook(ctx, record);
+      } catch (err) {
+        ctx.log.error({ err, kind: this.kind, id: record.id }, 'afterCreate hook failed');
+      }
+    }
+  }
+
+  /** Adds contributed response fields to DTOs, one query per contributor for the whole list. */
+  async decorate<T extends { id: string }>(em: EntityManager, dtos: T[]): Promise<T[]> {
+    if (this.#outputs.size === 0 || dtos.length === 0) return dtos;
+    const ids = dtos.map((d) => d.id);
+    for (const o of this.#outputs.values()) {
+      const values = await o.load(em, ids);
+      for (const dto of dtos) {
+        if (values.has(dto.id)) (dto as Record<string, unknown>)[o.name] = values.get(dto.id);
+      }
+    }
+    return dtos;
+  }
+}

@@ -1,0 +1,143 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { ValidationError } from '../errors.ts';
+import { join, query, queryOne, raw, sql, type Sql } from '../db/sql.ts';
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 200;
+export const MAX_TOOL_PAGE_SIZE = 100;
+
+/** Sortable wire fields of a resource, each mapped to the SQL expression it sorts by. */
+export interface SortSpec {
+  fields: Record<string, string>;
+  /** Applied when the caller gives no `sort`, e.g. `['createdAt,desc']`. */
+  default: string[];
+  /** Appended to every order so paging is stable; defaults to the first field's table `id`. */
+  tiebreaker: string;
+}
+
+export interface SortOrder {
+  property: string;
+  direction: 'ASC' | 'DESC';
+}
+
+export interface PageRequest {
+  page: number;
+  size: number;
+  offset: number;
+  orders: SortOrder[];
+  /** Whether the caller asked for the order (Spring's `sorted`). */
+  sorted: boolean;
+  orderBy: Sql;
+}
+
+export function pageQuerySchema(maxSize: number) {
+  return {
+    page: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Zero-based page index' })),
+    size: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: maxSize, default: DEFAULT_PAGE_SIZE, description: `Page size (at most ${maxSize})` }),
+    ),
+    sort: Type.Optional(
+      Type.Array(Type.String(), {
+        description: '`field,direction` (asc or desc); repeat for several fields',
+      }),
+    ),
+  };
+}
+
+export function toolPageSchema() {
+  return {
+    page: Type.Optional(Type.Integer({ minimum: 0, description: 'Zero-based page index (default 0)' })),
+    size: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: MAX_TOOL_PAGE_SIZE, description: `Page size (default 20, at most ${MAX_TOOL_PAGE_SIZE})` }),
+    ),
+  };
+}
+
+export function parsePageRequest(
+  input: { page?: number; size?: number; sort?: string[] },
+  spec: SortSpec,
+): PageRequest {
+  const page = input.page ?? 0;
+  const size = input.size ?? DEFAULT_PAGE_SIZE;
+  const requested = input.sort ?? [];
+  const orders = (requested.length ? requested : spec.default).map((value): SortOrder => {
+    const [property, direction = 'asc', ...rest] = value.split(',').map((s) => s.trim());
+    if (rest.length > 0 || !/^(asc|desc)$/i.test(direction)) {
+      throw new ValidationError([{ field: 'sort', message: `"${value}" is not "field,asc" or "field,desc"` }]);
+    }
+    if (!Object.hasOwn(spec.fields, property)) {
+      throw new ValidationError([
+        { field: 'sort', message: `cannot sort by "${property}"; sortable fields: ${Object.keys(spec.fields).join(', ')}` },
+      ]);
+    }
+    return { property, direction: direction.toUpperCase() === 'DESC' ? 'DESC' : 'ASC' };
+  });
+  const terms = orders.map((o) => raw(`${spec.fields[o.property]} ${o.direction}`));
+  terms.push(raw(`${spec.tiebreaker} ASC`));
+  const offset = page * size;
+  if (!Number.isSafeInteger(offset)) throw new ValidationError([{ field: 'page', message: 'is too large' }]);
+  return { page, size, offset, orders, sorted: requested.length > 0, orderBy: join(terms) };
+}
+
+/** Spring-style page envelope, as the spec names its fields. */
+export function pageSchema<T extends TSchema>(item: T) {
+  const sortState = Type.Object({ empty: Type.Boolean(), sorted: Type.Boolean(), unsorted: Type.Boolean() });
+  return Type.Object({
+    content: Type.Array(item),
+    totalElements: Type.Integer(),
+    totalPages: Type.Integer(),
+    size: Type.Integer(),
+    number: Type.Integer(),
+    numberOfElements: Type.Integer(),
+    first: Type.Boolean(),
+    last: Type.Boolean(),
+    empty: Type.Boolean(),
+    sort: sortState,
+    pageable: Type.Object({
+      pageNumber: Type.Integer(),
+      pageSize: Type.Integer(),
+      sort: sortState,
+      offset: Type.Integer(),
+      paged: Type.Boolean(),
+      unpaged: Type.Boolean(),
+    }),
+  });
+}
+
+export function pageEnvelope<T>(items: T[], total: number, req: PageRequest) {
+  const totalPages = Math.ceil(total / req.size);
+  const sort = { empty: !req.sorted, sorted: req.sorted, unsorted: !req.sorted };
+  return {
+    content: items,
+    totalElements: total,
+    totalPages,
+    size: req.size,
+    number: req.page,
+    numberOfElements: items.length,
+    first: req.page === 0,
+    last: req.page >= totalPages - 1,
+    empty: items.length === 0,
+    sort,
+    pageable: { pageNumber: req.page, pageSize: req.size, sort, offset: req.offset, paged: true, unpaged: false },
+  };
+}
+
+/**
+ * Runs `select <columns> <from>` for one page with the exact total in the same round trip
+ * (a window count); only a page past the end needs a second, count-only query.
+ */
+export async function fetchPage<Row>(
+  em: EntityManager,
+  q: { columns: Sql; from: Sql },
+  req: PageRequest,
+): Promise<{ rows: Row[]; total: number }> {
+  const rows = await query<Row & { __total: string | number }>(
+    em,
+    sql`select ${q.columns}, count(*) over () as __total ${q.from} order by ${req.orderBy} limit ${req.size} offset ${req.offset}`,
+  );
+  if (rows.length > 0) return { rows, total: Number(rows[0].__total) };
+  if (req.offset === 0) return { rows: [], total: 0 };
+  const count = await queryOne<{ n: string | number }>(em, sql`select count(*) as n ${q.from}`);
+  return { rows: [], total: Number(count?.n ?? 0) };
+}

@@ -1,0 +1,20 @@
+/**
+ * The public plugin API: everything a plugin (built-in or third-party) may import from the
+ * kernel. Third parties import it as `labdata/plugin-api`.
+ */
+export { definePlugin, type PluginDefinition, type SetupContext, type RegisterContext } from './kernel/plugin.ts';
+export { createExtensionPoint, type ExtensionPoint } from './kernel/extension-points.ts';
+export { defineRead, defineWrite, type OperationContext, type ReadDefinition, type WriteDefinition, type PageResult } from './kernel/operations.ts';
+export { RecordExtensions, type RecordField, type RecordOutput, type RecordHook } from './kernel/record-extensions.ts';
+export type { KernelServices } from './kernel/services.ts';
+export type { Actor } from './auth/api-keys.ts';
+export { ADMIN_ROLE } from './auth/api-keys.ts';
+export { HttpError, ValidationError, BadRequestError, ForbiddenError, NotFoundError, ConflictError, type FieldError } from './errors.ts';
+export { sql, raw, join, query, queryOne, isoDate, Sql } from './db/sql.ts';
+export type { MigrationDefinition } from './db/orm.ts';
+export { fetchPage, pageSchema, type PageRequest, type SortSpec } from './pagination/index.ts';
+export { VISIBILITIES, type Visibility, type AccessColumns } from './permissions/index.ts';
+export { ACTIVITY_CATEGORIES, type ActivityCategory } from './activity/index.ts';
+export { Uuid, NotBlank, Timestamp, DateInput, Nullable, IdParams, StringEnum } from './schemas.ts';
+export type { EntityManager } from '@mikro-orm/postgresql';
+export { defineEntity, p } from '@mikro-orm/core';

@@ -1,0 +1,120 @@
+import { definePlugin, defineRead, defineWrite, IdParams, RecordExtensions } from '../../core/public.ts';
+import { Project } from './entities.ts';
+import { events } from './events.ts';
+import { migrations } from './migrations.ts';
+import { projectExtensions, RESERVED_PROJECT_FIELDS, type ProjectRecord } from './extensions.ts';
+import { ArchiveQuery, StatusBody, createBodySchema, projectSchema, updateBodySchema, type CreateBody, type UpdateBody } from './schemas.ts';
+import { ProjectService, projectSort } from './service.ts';
+
+const extensions = new RecordExtensions<ProjectRecord>('project', RESERVED_PROJECT_FIELDS);
+const service = new ProjectService(extensions);
+const tags = ['Projects'];
+
+/** Projects: the root of visibility and membership; offers the `projects.records` extension point. */
+export default definePlugin({
+  name: 'projects',
+  version: '1.0.0',
+  description: 'Projects (list, get, create, update, status, archive, delete)',
+  dependsOn: ['users'],
+  entities: [Project],
+  migrations,
+  events,
+  setup(ctx) {
+    ctx.provide(projectExtensions, extensions);
+  },
+  register(ctx) {
+    // Schemas are built now, after every plugin contributed its fields (registries are frozen).
+    const Project = projectSchema(extensions.outputProperties());
+    ctx.read(
+      defineRead({
+        name: 'list_projects',
+        description: 'List the projects the caller may view.',
+        path: '/projects',
+        tags,
+        response: Project,
+        paged: { sort: projectSort },
+        run: (c, _input, page) => service.list(c, page),
+      }),
+    );
+    ctx.read(
+      defineRead({
+        name: 'get_project',
+        description: 'Get one project by id.',
+        path: '/projects/:id',
+        tags,
+        params: IdParams,
+        response: Project,
+        run: (c, { id }) => service.get(c, id),
+      }),
+    );
+    ctx.write(
+      defineWrite({
+        method: 'POST',
+        operationId: 'create_project',
+        description: 'Create a project; the caller becomes its member.',
+        path: '/projects',
+        tags,
+        body: createBodySchema(extensions.bodyProperties('create')),
+        status: 201,
+        response: Project,
+        preValidate: (body) => extensions.rejectUnavailable(body),
+        run: (c, { body }) => service.create(c, body as CreateBody),
+      }),
+    );
+    ctx.write(
+      defineWrite({
+        method: 'PUT',
+        operationId: 'update_project',
+        description: 'Update a project (omitted fields keep their value). Contributors only.',
+        path: '/projects/:id',
+        tags,
+        params: IdParams,
+        body: updateBodySchema(extensions.bodyProperties('update')),
+        status: 200,
+        response: Project,
+        preValidate: (body) => extensions.rejectUnavailable(body),
+        run: (c, { params, body }) => service.update(c, params.id, body as UpdateBody),
+      }),
+    );
+    ctx.write(
+      defineWrite({
+        method: 'POST',
+        operationId: 'set_project_status',
+        description: 'Change the status of a project (see the README for the allowed transitions). Contributors only.',
+        path: '/projects/:id/status',
+        tags,
+        params: IdParams,
+        body: StatusBody,
+        status: 200,
+        response: Project,
+        run: (c, { params, body }) => service.setStatus(c, params.id, body.status),
+      }),
+    );
+    ctx.write(
+      defineWrite({
+        method: 'POST',
+        operationId: 'archive_project',
+        description: 'Archive (`archived=true`, the default) or unarchive a project. Contributors only.',
+        path: '/projects/:id/archive',
+        tags,
+        params: IdParams,
+        query: ArchiveQuery,
+        status: 200,
+        response: Project,
+        run: (c, { params, query }) => service.setArchived(c, params.id, query.archived ?? true),
+      }),
+    );
+    ctx.write(
+      defineWrite({
+        method: 'DELETE',
+        operationId: 'delete_project',
+        description: 'Delete a project and everything in it (studies, assays, ...). Contributors only.',
+        path: '/projects/:id',
+        tags,
+        params: IdParams,
+        status: 204,
+        run: (c, { params }) => service.delete(c, params.id),
+      }),
+    );
+  },
+});

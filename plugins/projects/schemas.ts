@@ -1,0 +1,55 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { NotBlank, StringEnum, Timestamp, Uuid, VISIBILITIES } from '../../core/public.ts';
+
+export const PROJECT_STATUSES = ['CREATED', 'INITIALIZING', 'INITIALIZATION_FAILED', 'ACTIVE', 'COMPLETE', 'ON_HOLD', 'DEACTIVATED'] as const;
+export type ProjectStatus = (typeof PROJECT_STATUSES)[number];
+
+const Visibility = StringEnum(VISIBILITIES, { description: 'Who may view the project' });
+
+/** The project as both surfaces return it; contributed response fields are merged in. */
+export function projectSchema(extra: Record<string, TSchema>) {
+  return Type.Object({
+      id: Uuid(),
+      organizationId: Uuid(),
+      code: Type.String(),
+      name: Type.String(),
+      description: Type.String(),
+      visibility: Visibility,
+      status: StringEnum(PROJECT_STATUSES),
+      archived: Type.Boolean(),
+      createdById: Uuid({ description: 'Organization user who created the project' }),
+      createdAt: Timestamp(),
+      updatedAt: Timestamp(),
+      version: Type.Integer({ description: 'Optimistic-lock version; send it back on update to detect concurrent changes' }),
+      ...extra,
+  });
+}
+
+export function createBodySchema(extra: Record<string, TSchema>) {
+  return Type.Object({
+    code: NotBlank({ maxLength: 64 }),
+    name: NotBlank({ maxLength: 255 }),
+    description: NotBlank({ maxLength: 10000 }),
+    visibility: Type.Optional(StringEnum(VISIBILITIES, { description: 'Who may view the project; defaults to PRIVATE' })),
+    ...extra,
+  });
+}
+
+/** PUT merges: omitted fields keep their value; present ones follow the create rules. */
+export function updateBodySchema(extra: Record<string, TSchema>) {
+  return Type.Object({
+    code: Type.Optional(NotBlank({ maxLength: 64 })),
+    name: Type.Optional(NotBlank({ maxLength: 255 })),
+    description: Type.Optional(NotBlank({ maxLength: 10000 })),
+    visibility: Type.Optional(Visibility),
+    status: Type.Optional(Type.String({ description: 'Read-only here: change it with POST /projects/{id}/status' })),
+    version: Type.Optional(Type.Integer({ description: 'When given, the update fails with 409 unless it is the current version' })),
+    ...extra,
+  });
+}
+
+export const StatusBody = Type.Object({ status: StringEnum(PROJECT_STATUSES) });
+export const ArchiveQuery = Type.Object({ archived: Type.Optional(Type.Boolean({ default: true })) });
+
+export type CreateBody = Static<ReturnType<typeof createBodySchema>> & Record<string, unknown>;
+export type UpdateBody = Static<ReturnType<typeof updateBodySchema>> & Record<string, unknown>;

@@ -1,0 +1,212 @@
+import crypto from 'node:crypto';
+import {
+  BadRequestError,
+  ConflictError,
+  NotFoundError,
+  fetchPage,
+  isoDate,
+  queryOne,
+  raw,
+  sql,
+  type OperationContext,
+  type PageRequest,
+  type RecordExtensions,
+  type Visibility,
+} from '../../core/public.ts';
+import { Project } from './entities.ts';
+import { projectContributableBy, projectVisibleTo, type ProjectRecord } from './extensions.ts';
+import type { CreateBody, ProjectStatus, UpdateBody } from './schemas.ts';
+
+/** Columns aliased to the entity's property names, so rows and entities share one mapper. */
+const columns = raw(`p.id, p.organization_id as "organizationId", p.code, p.name, p.description, p.visibility, p.status,
+  p.archived, p.created_by_id as "createdById", p.created_at as "createdAt", p.updated_at as "updatedAt", p.version`);
+
+interface ProjectShape extends ProjectRecord {
+  description: string;
+  createdById: string;
+  createdAt: Date | string;
+  updatedAt: Date | string;
+  version: number;
+}
+
+export type ProjectDto = ReturnType<typeof toDto>;
+
+function toDto(p: ProjectShape) {
+  return {
+    id: p.id,
+    organizationId: p.organizationId,
+    code: p.code,
+    name: p.name,
+    description: p.description,
+    visibility: p.visibility as Visibility,
+    status: p.status as ProjectStatus,
+    archived: p.archived,
+    createdById: p.createdById,
+    createdAt: isoDate(p.createdAt)!,
+    updatedAt: isoDate(p.updatedAt)!,
+    version: p.version,
+  };
+}
+
+export const projectSort = {
+  fields: { createdAt: 'p.created_at', updatedAt: 'p.updated_at', name: 'p.name', code: 'p.code', status: 'p.status', visibility: 'p.visibility' },
+  default: ['createdAt,desc'],
+  tiebreaker: 'p.id',
+};
+
+/**
+ * Project statuses a caller may set, and from where. INITIALIZING and INITIALIZATION_FAILED
+ * belong to provisioning (set by the service only); CREATED is the state before any work.
+ */
+const USER_STATUSES: ProjectStatus[] = ['ACTIVE', 'ON_HOLD', 'COMPLETE', 'DEACTIVATED'];
+export const PROJECT_TRANSITIONS: Record<ProjectStatus, ProjectStatus[]> = {
+  CREATED: USER_STATUSES,
+  ACTIVE: USER_STATUSES,
+  ON_HOLD: USER_STATUSES,
+  COMPLETE: USER_STATUSES,
+  DEACTIVATED: USER_STATUSES,
+  INITIALIZING: [],
+  INITIALIZATION_FAILED: ['DEACTIVATED'],
+};
+
+export class ProjectService {
+  readonly extensions: RecordExtensions<ProjectRecord>;
+  constructor(extensions: RecordExtensions<ProjectRecord>) {
+    this.extensions = extensions;
+  }
+
+  async list(ctx: OperationContext, page: PageRequest) {
+    const from = sql`from project p where ${projectVisibleTo(ctx.services, ctx.actor, 'p')}`;
+    const { rows, total } = await fetchPage<ProjectShape>(ctx.em, { columns, from }, page);
+    return { items: await this.extensions.decorate(ctx.em, rows.map(toDto)), total };
+  }
+
+  async get(ctx: OperationContext, id: string): Promise<ProjectDto> {
+    const row = await this.#find(ctx, id);
+    const [dto] = await this.extensions.decorate(ctx.em, [toDto(row)]);
+    return dto;
+  }
+
+  /** The project if the actor may view it (else 404), with whether they may contribute. */
+  async #find(ctx: OperationContext, id: string) {
+    const row = await queryOne<ProjectShape & { canContribute: boolean }>(
+      ctx.em,
+      sql`select ${columns}, ${projectContributableBy(ctx.services, ctx.actor, 'p')} as "canContribute"
+            from project p where p.id = ${id} and ${projectVisibleTo(ctx.services, ctx.actor, 'p')}`,
+    );
+    if (!row) throw new NotFoundError('Project', id);
+    return row;
+  }
+
+  /** Loads the entity for a write: 404 if not viewable, 403 if not a contributor. */
+  async #forWrite(ctx: OperationContext, id: string) {
+    const access = await this.#find(ctx, id);
+    ctx.services.permissions.assertContributor(access);
+    return ctx.em.findOneOrFail(Project, { id, organizationId: ctx.actor.organizationId });
+  }
+
+  async #respond(ctx: OperationContext, project: ProjectShape): Promise<ProjectDto> {
+    const [dto] = await this.extensions.decorate(ctx.em, [toDto(project)]);
+    return dto;
+  }
+
+  async create(ctx: OperationContext, body: CreateBody): Promise<ProjectDto> {
+    const project = await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      const p = em.create(Project, {
+        id: crypto.randomUUID(),
+        organizationId: ctx.actor.organizationId,
+        code: body.code.trim(),
+        name: body.name.trim(),
+        description: body.description,
+        visibility: body.visibility ?? 'PRIVATE',
+        status: 'ACTIVE',
+        archived: false,
+        createdById: ctx.actor.organizationUserId,
+      });
+      // The creator becomes a member, so a PRIVATE project stays reachable to them.
+      await ctx.services.permissions.addMember(em, ctx.actor, p.id, ctx.actor.organizationUserId);
+      await em.flush();
+      await this.extensions.saveFields(tx, p, body, 'create');
+      ctx.services.activity.record(em, ctx.actor, {
+        eventType: 'project.created',
+        projectId: p.id,
+        data: { code: p.code, name: p.name, visibility: p.visibility },
+      });
+      return p;
+    });
+    await this.extensions.runAfterCreate(ctx, project);
+    return this.#respond(ctx, project);
+  }
+
+  async update(ctx: OperationContext, id: string, body: UpdateBody): Promise<ProjectDto> {
+    const project = await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      const p = await this.#forWrite(tx, id);
+      if (body.version !== undefined && body.version !== p.version) {
+        throw new ConflictError(`Project ${id} was changed by another request (version ${p.version}, not ${body.version})`);
+      }
+      if (body.status !== undefined && body.status !== p.status) {
+        throw new BadRequestError(`status is changed only through POST /projects/${id}/status`);
+      }
+      const changed: string[] = [];
+      const oldVisibility = p.visibility;
+      for (const field of ['code', 'name', 'description', 'visibility'] as const) {
+        const value = body[field];
+        if (value !== undefined && value !== p[field]) {
+          p[field] = field === 'code' || field === 'name' ? value.trim() : value;
+          changed.push(field);
+        }
+      }
+      await this.extensions.saveFields(tx, p, body, 'update');
+      ctx.services.activity.record(em, ctx.actor, { eventType: 'project.updated', projectId: id, data: { fields: changed } });
+      if (p.visibility !== oldVisibility) {
+        ctx.services.activity.record(em, ctx.actor, {
+          eventType: 'project.visibility_changed',
+          projectId: id,
+          data: { oldVisibility, newVisibility: p.visibility },
+        });
+      }
+      return p;
+    });
+    return this.#respond(ctx, project);
+  }
+
+  async setStatus(ctx: OperationContext, id: string, status: ProjectStatus): Promise<ProjectDto> {
+    const project = await ctx.em.transactional(async (em) => {
+      const p = await this.#forWrite({ ...ctx, em }, id);
+      const oldStatus = p.status as ProjectStatus;
+      if (oldStatus === status) return p;
+      if (!PROJECT_TRANSITIONS[oldStatus].includes(status)) {
+        throw new BadRequestError(`A project cannot change status from ${oldStatus} to ${status}`);
+      }
+      p.status = status;
+      ctx.services.activity.record(em, ctx.actor, { eventType: 'project.status_changed', projectId: id, data: { oldStatus, newStatus: status } });
+      return p;
+    });
+    return this.#respond(ctx, project);
+  }
+
+  async setArchived(ctx: OperationContext, id: string, archived: boolean): Promise<ProjectDto> {
+    const project = await ctx.em.transactional(async (em) => {
+      const p = await this.#forWrite({ ...ctx, em }, id);
+      if (p.archived === archived) return p;
+      p.archived = archived;
+      ctx.services.activity.record(em, ctx.actor, { eventType: 'project.archived', projectId: id, data: { archived } });
+      return p;
+    });
+    return this.#respond(ctx, project);
+  }
+
+  async delete(ctx: OperationContext, id: string): Promise<void> {
+    await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      const p = await this.#forWrite(tx, id);
+      // Children first (studies, assays, attachments ...), in the same transaction.
+      await this.extensions.runBeforeDelete(tx, p);
+      await ctx.services.permissions.removeProject(em, id);
+      em.remove(p);
+      ctx.services.activity.record(em, ctx.actor, { eventType: 'project.deleted', projectId: id, data: { code: p.code, name: p.name } });
+    });
+  }
+}
