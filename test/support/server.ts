@@ -1,0 +1,168 @@
+import fs from 'node:fs/promises';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import pino from 'pino';
+import { loadConfig, type Config } from '../../core/config.ts';
+import { createOrm, migrate, type Orm } from '../../core/db/orm.ts';
+import { assembleKernel, type Kernel } from '../../core/kernel/kernel.ts';
+import { loadPlugins } from '../../core/kernel/loader.ts';
+import type { PluginDefinition } from '../../core/kernel/plugin.ts';
+import { buildApp } from '../../core/http/app.ts';
+import { addMembership, createOrganization, createTeam, createUser, issueKey, revokeKey, setRoles } from '../../core/cli/admin.ts';
+import { createTestDatabase, type Teardown } from './db.ts';
+
+export interface TestServerOptions {
+  /** Plugin names/specifiers (default: every built-in), plus inline plugin definitions. */
+  plugins?: string[];
+  extraPlugins?: PluginDefinition[];
+  /** Environment overrides, as LABDATA_* variables. */
+  env?: Record<string, string>;
+}
+
+export interface Response<T = any> {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: T;
+}
+
+export interface RequestOptions {
+  key?: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+export interface Member {
+  organizationId: string;
+  userId: string;
+  organizationUserId: string;
+  keyId: string;
+  key: string;
+}
+
+const silent = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
+
+/**
+ * A real HTTPS server (port 0) over its own database, with helpers to provision organizations,
+ * users and keys through the same code the admin CLI uses.
+ */
+export class TestServer {
+  readonly app: FastifyInstance;
+  readonly orm: Orm;
+  readonly kernel: Kernel;
+  readonly url: string;
+  readonly databaseUrl: string;
+
+  constructor(app: FastifyInstance, orm: Orm, kernel: Kernel, url: string, databaseUrl: string) {
+    this.app = app;
+    this.orm = orm;
+    this.kernel = kernel;
+    this.url = url;
+    this.databaseUrl = databaseUrl;
+  }
+
+  async request<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<Response<T>> {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.key) headers['x-api-key'] = opts.key;
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(this.url + path, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    if (text && (res.headers.get('content-type') ?? '').includes('json')) parsed = JSON.parse(text);
+    return { status: res.status, headers: res.headers, text, body: parsed as T };
+  }
+
+  get = <T = any>(path: string, opts?: RequestOptions) => this.request<T>('GET', path, opts);
+  post = <T = any>(path: string, body: unknown, opts?: RequestOptions) => this.request<T>('POST', path, { ...opts, body });
+  put = <T = any>(path: string, body: unknown, opts?: RequestOptions) => this.request<T>('PUT', path, { ...opts, body });
+  delete = <T = any>(path: string, opts?: RequestOptions) => this.request<T>('DELETE', path, opts);
+
+  /** Runs SQL against the test database (for assertions on stored rows). */
+  async sql<T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
+    return (await this.orm.em.fork().execute(text, params)) as T[];
+  }
+
+  async organization(name = 'Org ' + Math.random().toString(36).slice(2, 8)): Promise<string> {
+    const em = this.orm.em.fork();
+    const org = createOrganization(em, name);
+    await em.flush();
+    return org.id;
+  }
+
+  /** A user in the organization with the given roles, and an API key for them. */
+  async member(organizationId: string, opts: { roles?: string[]; status?: string; displayName?: string } = {}): Promise<Member> {
+    const em = this.orm.em.fork();
+    return em.transactional(async (tx) => {
+      const tag = Math.random().toString(36).slice(2, 10);
+      const user = await createUser(tx, `${tag}@example.test`, opts.displayName ?? `User ${tag}`);
+      const ou = addMembership(tx, { organizationId, userId: user.id, roles: opts.roles ?? ['ORGANIZATION_USER'], status: opts.status ?? 'ACTIVE' });
+      await tx.flush();
+      const key = await issueKey(tx, { userId: user.id, organizationId, name: 'test', days: 30 }, true);
+      return { organizationId, userId: user.id, organizationUserId: ou.id, keyId: key.id, key: key.key };
+    });
+  }
+
+  async admin(organizationId: string): Promise<Member> {
+    return this.member(organizationId, { roles: ['ORGANIZATION_ADMIN'] });
+  }
+
+  /** Another key for an existing member (e.g. one that is already expired). */
+  async key(m: Member, opts: { expiresAt?: string; days?: number } = {}): Promise<{ id: string; key: string }> {
+    const em = this.orm.em.fork();
+    return em.transactional((tx) =>
+      issueKey(tx, { userId: m.userId, organizationId: m.organizationId, name: 'extra', days: opts.days ?? 7, expiresAt: opts.expiresAt }, true),
+    );
+  }
+
+  async revoke(keyId: string) {
+    return revokeKey(this.orm.em.fork(), keyId);
+  }
+
+  async setRoles(organizationUserId: string, roles: string[]) {
+    return setRoles(this.orm.em.fork(), organizationUserId, roles);
+  }
+
+  async team(organizationId: string, memberIds: string[], name = 'Team'): Promise<string> {
+    const em = this.orm.em.fork();
+    const team = createTeam(em, { organizationId, name, memberIds });
+    await em.flush();
+    return team.id;
+  }
+}
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ LABDATA_DATA_DIR: '/nonexistent-test-data-dir', ...env });
+}
+
+/** Starts a server for one test file; everything is closed and dropped in teardown. */
+export async function startTestServer(t: Teardown, opts: TestServerOptions = {}): Promise<TestServer> {
+  const config = testConfig(opts.env);
+  const plugins = await loadPlugins(opts.plugins ?? config.plugins);
+  const kernel = assembleKernel(config, [...plugins, ...(opts.extraPlugins ?? [])], silent);
+  // One teardown, in order: stop serving, close the pool, then drop the database.
+  const cleanups: (() => unknown)[] = [];
+  t.teardown(async () => {
+    for (const fn of cleanups.reverse()) await fn();
+  });
+  const databaseUrl = await createTestDatabase({ teardown: (fn) => cleanups.push(fn) });
+  const orm = await createOrm({ url: databaseUrl, entities: kernel.entities, migrations: kernel.migrations });
+  cleanups.push(() => orm.close(true));
+  await migrate(orm);
+  const tls = await testTls();
+  const app = await buildApp({ kernel, orm, tls });
+  cleanups.push(() => app.close());
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as { port: number };
+  return new TestServer(app, orm, kernel, `https://localhost:${port}`, databaseUrl);
+}
+
+export async function testTls(): Promise<{ cert: string; key: string }> {
+  const certFile = process.env.LABDATA_TEST_TLS_CERT;
+  const keyFile = process.env.LABDATA_TEST_TLS_KEY;
+  if (!certFile || !keyFile) throw new Error('LABDATA_TEST_TLS_CERT/KEY are not set: run tests through npm test');
+  const [cert, key] = await Promise.all([fs.readFile(certFile, 'utf8'), fs.readFile(keyFile, 'utf8')]);
+  return { cert, key };
+}
