@@ -4,4 +4,5 @@ const builtIn = (path: string) => new URL(path, import.meta.url).href;
 export const builtInPlugins: Record<string, string> = {
   users: builtIn('../plugins/users/index.ts'),
   projects: builtIn('../plugins/projects/index.ts'),
+  studies: builtIn('../plugins/studies/index.ts'),
 };

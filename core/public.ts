@@ -5,7 +5,7 @@
 export { definePlugin, type PluginDefinition, type SetupContext, type RegisterContext } from './kernel/plugin.ts';
 export { createExtensionPoint, type ExtensionPoint } from './kernel/extension-points.ts';
 export { defineRead, defineWrite, type OperationContext, type ReadDefinition, type WriteDefinition, type PageResult } from './kernel/operations.ts';
-export { RecordExtensions, type RecordField, type RecordOutput, type RecordHook } from './kernel/record-extensions.ts';
+export { RecordExtensions, type RecordField, type RecordOutput, type RecordHook, type DeleteHook } from './kernel/record-extensions.ts';
 export type { KernelServices } from './kernel/services.ts';
 export type { Actor } from './auth/api-keys.ts';
 export { ADMIN_ROLE } from './auth/api-keys.ts';
@@ -15,6 +15,8 @@ export type { MigrationDefinition } from './db/orm.ts';
 export { fetchPage, pageSchema, type PageRequest, type SortSpec } from './pagination/index.ts';
 export { VISIBILITIES, type Visibility, type AccessColumns } from './permissions/index.ts';
 export { ACTIVITY_CATEGORIES, type ActivityCategory } from './activity/index.ts';
-export { Uuid, NotBlank, Timestamp, DateInput, Nullable, IdParams, StringEnum } from './schemas.ts';
+export { Uuid, NotBlank, Timestamp, DateInput, Nullable, IdParams, StringEnum, parseDateInput } from './schemas.ts';
 export type { EntityManager } from '@mikro-orm/postgresql';
 export { defineEntity, p } from '@mikro-orm/core';
+export { LIFECYCLE_STATUSES, LIFECYCLE_TRANSITIONS, StatusBody, ArchiveQuery, transition, mergeUpdate, statusWrite, archiveWrite, type LifecycleStatus } from './lifecycle.ts';
+export { Type, type Static, type TSchema, type TObject } from '@sinclair/typebox';

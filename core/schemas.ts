@@ -1,4 +1,5 @@
 import { Type, type SchemaOptions, type TSchema } from '@sinclair/typebox';
+import { ValidationError } from './errors.ts';
 
 /** Shared wire schemas; plugins build theirs from these so the rules read the same everywhere. */
 export const Uuid = (options: SchemaOptions = {}) => Type.String({ format: 'uuid', ...options });
@@ -22,3 +23,15 @@ export const IdParams = Type.Object({ id: Uuid() });
 
 export const StringEnum = <T extends readonly string[]>(values: T, options: SchemaOptions = {}) =>
   Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+
+/** Turns a validated DateInput into a Date; an impossible date (2024-02-30) is a 400 naming the field. */
+export function parseDateInput(field: string, value: string | null | undefined): Date | null | undefined {
+  if (value === undefined || value === null) return value;
+  const date = new Date(value);
+  const [y, m, d] = value.slice(0, 10).split('-').map(Number);
+  const calendar = new Date(Date.UTC(y, m - 1, d));
+  if (Number.isNaN(date.getTime()) || calendar.getUTCMonth() !== m - 1 || calendar.getUTCDate() !== d) {
+    throw new ValidationError([{ field, message: 'is not a valid date' }]);
+  }
+  return date;
+}

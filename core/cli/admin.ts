@@ -52,7 +52,7 @@ export interface KeyRequest {
 
 /** Validates a key request against the contract's rules and creates the key. */
 export async function issueKey(em: EntityManager, req: KeyRequest, enterprise: boolean): Promise<CreatedKey> {
-  if (!enterprise) throw new AdminError('API keys cannot be created: this deployment is not on the Enterprise tier (LABDATA_ENTERPRISE=false)');
+  if (!enterprise) throw new AdminError('no API key can be created: this deployment is not on the Enterprise tier (LABDATA_ENTERPRISE=false)');
   if (!req.name || typeof req.name !== 'string' || !req.name.trim()) throw new AdminError('key name must not be blank');
   if (req.name.length > KEY_NAME_MAX) throw new AdminError(`key name must be at most ${KEY_NAME_MAX} characters`);
   let expiresAt: Date;

@@ -106,8 +106,10 @@ export async function applyBootstrap(em: EntityManager, file: unknown, enterpris
       const organizationUsers: Record<string, string> = {};
       const memberships = item.memberships ?? [];
       if (!Array.isArray(memberships)) throw new AdminError(`${where}: memberships must be a list`);
-      for (const m of memberships as Item[]) {
-        const orgId = await resolve(tx, orgs, m?.organization, Organization, where);
+      for (const [j, entry] of (memberships as unknown[]).entries()) {
+        if (!entry || typeof entry !== 'object' || Array.isArray(entry)) throw new AdminError(`${where}: memberships[${j}] must be an object`);
+        const m = entry as Item;
+        const orgId = await resolve(tx, orgs, m.organization, Organization, where);
         const status = (m.status ?? 'ACTIVE') as string;
         if (!(ORGANIZATION_USER_STATUSES as readonly string[]).includes(status)) {
           throw new AdminError(`${where}: unknown status "${status}" (known: ${ORGANIZATION_USER_STATUSES.join(', ')})`);

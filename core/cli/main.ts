@@ -92,7 +92,8 @@ async function main(argv: string[]) {
       return withRuntime(async (rt) => print(await setRoles(rt.orm.em.fork(), organizationUserId, roles.split(',').map((r) => r.trim()))));
     }
     default:
-      throw new AdminError(verb ? `unknown verb "${verb}"\n${USAGE}` : USAGE);
+      // One line for a typo (the reason), the full usage only when asked for nothing.
+      throw new AdminError(verb ? `unknown verb "${verb}" (verbs: serve, migrate, bootstrap, keys, roles)` : USAGE);
   }
 }
 

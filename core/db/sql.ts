@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 /**
  * A parameterised SQL fragment. Values are always bound as parameters (`?` placeholders, as
  * MikroORM's `execute` expects); fragments nest, so permission filters compose into queries.
+ * An array value expands to a list (`id in (${ids})`); it must not be empty.
  */
 export class Sql {
   readonly text: string;

@@ -1,6 +1,5 @@
 import crypto from 'node:crypto';
-import type https from 'node:https';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Kernel } from '../kernel/kernel.ts';
@@ -9,7 +8,8 @@ import { pendingMigrations } from '../db/orm.ts';
 import { handleError, sendError } from './envelope.ts';
 import { apiKeyAuth, internalMountGuard } from './auth.ts';
 import { registerOperations } from './operations.ts';
-import { acceptPlainHttpFromProxy, transportGuard } from './transport.ts';
+import { validatorCompiler } from './validation.ts';
+import { proxyTransportGuard, tlsServerFactory } from './transport.ts';
 import { buildTools } from '../mcp/tools.ts';
 import { registerMcp } from '../mcp/route.ts';
 
@@ -22,39 +22,66 @@ export interface AppOptions {
 }
 
 const GATED_PREFIXES = ['/api/v1', '/api/beta', '/mcp', '/docs'];
+const notFound = (request: FastifyRequest, reply: FastifyReply) =>
+  sendError(request, reply, 404, `Route ${request.method} ${request.url.split('?')[0]} not found`);
 const startsWithSegment = (url: string, prefix: string) => url === prefix || url.startsWith(prefix + '/') || url.startsWith(prefix + '?');
+
+/**
+ * The gated mount a request is routed to, judged by the route the router matched, not by the
+ * raw URL: the router decodes percent-escapes, so `/%61pi/v1/projects` reaches /api/v1 and
+ * must be gated and marked exactly like `/api/v1/projects`.
+ */
+function mountOf(request: FastifyRequest): string | undefined {
+  const route = request.routeOptions.url;
+  if (route !== undefined) return GATED_PREFIXES.find((prefix) => startsWithSegment(route, prefix));
+  // Not-found routes (a mount's own included) carry no pattern: compare segment by segment,
+  // each decoded as the router decodes it (an encoded "/" stays inside its segment).
+  const segments = request.url.split('?')[0].split('/').map(safeDecode);
+  return GATED_PREFIXES.find((prefix) => prefix.split('/').every((s, i) => segments[i] === s));
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** `/api/beta/x/y?q` → `/api/v1/x/y`, keeping the caller's own spelling of the rest of the path. */
+function successorOf(url: string): string {
+  const rest = url.split('?')[0].replace(/^\/[^/]*\/[^/]*/, '');
+  // Anything outside visible ASCII, and the delimiters of a Link value, stays percent-encoded.
+  return '/api/v1' + rest.replace(/[^\x21-\x7e]|[<>"]/g, (c) => encodeURIComponent(c));
+}
 
 /** Builds the HTTPS application: transport guard, mounts, auth, operations, MCP and docs. */
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const { kernel, orm } = opts;
   const { config } = kernel.services;
   const app = Fastify({
-    https: { cert: opts.tls.cert, key: opts.tls.key },
+    // The factory makes an https.Server; Fastify's types expect the http.Server default.
+    serverFactory: tlsServerFactory(opts.tls, config.trustProxy) as never,
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     genReqId: () => crypto.randomUUID(),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    ajv: {
-      // Report every violation at once, and accept `?sort=a` as a one-element array.
-      customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: true, useDefaults: true },
-    },
   });
-  if (config.trustProxy) acceptPlainHttpFromProxy(app.server as https.Server);
-
-  app.addHook('onRequest', transportGuard(config.trustProxy));
+  app.setValidatorCompiler(validatorCompiler());
+  if (config.trustProxy) app.addHook('onRequest', proxyTransportGuard);
   app.addHook('onRequest', async (request, reply) => {
-    if (!config.enterprise && GATED_PREFIXES.some((p) => startsWithSegment(request.url, p))) {
-      return sendError(request, reply, 404, `Route ${request.method} ${request.url.split('?')[0]} not found`);
-    }
-    if (startsWithSegment(request.url, '/api/beta')) {
+    const mount = mountOf(request);
+    if (!config.enterprise && mount) return notFound(request, reply);
+    if (mount === '/api/beta') {
       // The beta mount is deprecated: name its successor on every response.
-      const successor = '/api/v1' + request.url.slice('/api/beta'.length).split('?')[0];
       reply.header('deprecation', 'true');
-      reply.header('link', `<${successor}>; rel="successor-version"`);
+      reply.header('link', `<${successorOf(request.url)}>; rel="successor-version"`);
     }
   });
+  // Requests are JSON only (spec: content type): any other body is 415, not a string to validate.
+  app.removeContentTypeParser('text/plain');
   app.setErrorHandler(handleError);
-  app.setNotFoundHandler((request, reply) => sendError(request, reply, 404, `Route ${request.method} ${request.url.split('?')[0]} not found`));
+  app.setNotFoundHandler(notFound);
 
   await app.register(swagger, {
     openapi: {
@@ -93,10 +120,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await app.register(
       async (api) => {
         api.addHook('onRequest', auth);
-        // Unknown routes under the mount are authenticated too: no probing without a key.
-        api.setNotFoundHandler({ preHandler: auth }, (request, reply) =>
-          sendError(request, reply, 404, `Route ${request.method} ${request.url.split('?')[0]} not found`),
-        );
+        // Unknown routes under the mount are authenticated too (the mount's onRequest hooks run
+        // for its own not-found handler): no probing without a key.
+        api.setNotFoundHandler(notFound);
         registerOperations(api, { reads: kernel.reads, writes: kernel.writes, orm, services: kernel.services, hidden });
       },
       { prefix },
@@ -113,10 +139,15 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   registerMcp(app, { tools: buildTools(kernel.reads), orm, services: kernel.services, allowedHosts: config.mcpAllowedHosts, auth });
 
-  await app.register(async (docs) => {
-    docs.addHook('onRequest', auth);
-    docs.get('/docs/api-docs/public-v1', { schema: { hide: true } }, async () => app.swagger());
-    await docs.register(swaggerUi, { routePrefix: '/docs/swagger-ui', uiConfig: { url: '/docs/api-docs/public-v1' } as never });
-  });
+  await app.register(
+    async (docs) => {
+      docs.addHook('onRequest', auth);
+      // As under /api/v1: without a key, nothing under /docs (not even what does not exist) answers.
+      docs.setNotFoundHandler(notFound);
+      docs.get('/api-docs/public-v1', { schema: { hide: true } }, async () => app.swagger());
+      await docs.register(swaggerUi, { routePrefix: '/swagger-ui', uiConfig: { url: '/docs/api-docs/public-v1' } as never });
+    },
+    { prefix: '/docs' },
+  );
   return app;
 }

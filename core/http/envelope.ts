@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { OptimisticLockError, UniqueConstraintViolationException } from '@mikro-orm/core';
+import { DriverException, OptimisticLockError, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { HttpError, ValidationError, type FieldError } from '../errors.ts';
 
 /** The spec's error envelope. 401 and 403 never carry one (empty body). */
@@ -29,10 +29,16 @@ export function envelope(statusCode: number, message: string, path: string, erro
   return body;
 }
 
-export function sendError(request: FastifyRequest, reply: FastifyReply, statusCode: number, message: string, errors?: FieldError[]) {
-  if (statusCode === 401 || statusCode === 403) return reply.code(statusCode).send();
+/** The envelope, whatever the status (see sendError for the usual rule). */
+export function sendEnvelope(request: FastifyRequest, reply: FastifyReply, statusCode: number, message: string, errors?: FieldError[]) {
   const path = request.url.split('?')[0];
   return reply.code(statusCode).type('application/json; charset=utf-8').send(envelope(statusCode, message, path, errors));
+}
+
+/** An error response: the envelope, except 401 and 403, whose bodies are empty. */
+export function sendError(request: FastifyRequest, reply: FastifyReply, statusCode: number, message: string, errors?: FieldError[]) {
+  if (statusCode === 401 || statusCode === 403) return reply.code(statusCode).send();
+  return sendEnvelope(request, reply, statusCode, message, errors);
 }
 
 interface AjvIssue {
@@ -62,6 +68,15 @@ export function fieldErrors(issues: AjvIssue[], context: string | undefined): Fi
   return out;
 }
 
+/** The SQLSTATE of a database error, whether MikroORM wrapped it or the driver threw it. */
+function databaseErrorState(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const e = error as Error & { sqlState?: unknown; code?: unknown };
+  const state = typeof e.sqlState === 'string' ? e.sqlState : e.code;
+  const fromDatabase = error instanceof DriverException || error.constructor?.name === 'DatabaseError';
+  return fromDatabase && typeof state === 'string' && /^[0-9A-Z]{5}$/.test(state) ? state : undefined;
+}
+
 /**
  * The single error handler: every thrown error becomes the envelope. Client mistakes keep
  * their 4xx; anything unknown is a 500 whose message never reveals internals.
@@ -74,11 +89,19 @@ export function handleError(error: FastifyError & { validation?: AjvIssue[]; val
     return sendError(request, reply, 400, error.message, error.errors);
   }
   if (error instanceof HttpError) return sendError(request, reply, error.statusCode, error.message);
-  if (error instanceof OptimisticLockError) {
+  const sqlState = databaseErrorState(error);
+  if (error instanceof OptimisticLockError || sqlState === '40001' || sqlState === '40P01') {
+    // A lost update, or two transactions that PostgreSQL could not both let through.
     return sendError(request, reply, 409, 'The record was changed by another request; reload it and try again');
   }
-  if (error instanceof UniqueConstraintViolationException) {
+  if (error instanceof UniqueConstraintViolationException || sqlState === '23505') {
     return sendError(request, reply, 409, 'A record with the same unique value already exists');
+  }
+  if (sqlState?.startsWith('22')) {
+    // Class 22 (data exception): a value PostgreSQL cannot store, e.g. a NUL character in
+    // text or a number out of range. The caller's input, so 400; the database text stays in the log.
+    request.log.info({ err: error }, 'request value refused by the database');
+    return sendError(request, reply, 400, 'A value in the request cannot be stored (for example it contains a NUL character or is out of range)');
   }
   const status = error.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {

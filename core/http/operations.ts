@@ -5,6 +5,7 @@ import type { KernelServices } from '../kernel/services.ts';
 import type { OperationContext, PagedRead, ReadDefinition, WriteDefinition } from '../kernel/operations.ts';
 import { MAX_PAGE_SIZE, pageEnvelope, pageQuerySchema, pageSchema, parsePageRequest } from '../pagination/index.ts';
 import type { Actor } from '../auth/api-keys.ts';
+import { ValidationError, type FieldError } from '../errors.ts';
 
 /** The response schema of a read as both surfaces serialize it. */
 export function readResponseSchema(def: ReadDefinition): TSchema {
@@ -19,8 +20,29 @@ export function operationContext(actor: Actor, orm: Orm, services: KernelService
   return { actor, em: orm.em.fork(), services, log };
 }
 
+/**
+ * PostgreSQL cannot store U+0000 in text and refuses such a parameter outright (a protocol
+ * error, not a data error), so input carrying one is refused here as a validation failure.
+ */
+export function rejectNulCharacters(value: unknown, field = ''): void {
+  const errors: FieldError[] = [];
+  const walk = (v: unknown, path: string) => {
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) errors.push({ field: path || 'body', message: 'must not contain NUL characters' });
+    } else if (Array.isArray(v)) {
+      // Array items name their parameter (`sort`), as the schema validator's errors do.
+      for (const item of v) walk(item, path);
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, item] of Object.entries(v)) walk(item, path ? `${path}.${k}` : k);
+    }
+  };
+  walk(value, field);
+  if (errors.length) throw new ValidationError(errors.filter((e, i) => errors.findIndex((x) => x.field === e.field) === i));
+}
+
 /** Runs a read for either surface: same handler, same context, same result. */
 export async function executeRead(def: ReadDefinition, ctx: OperationContext, input: Record<string, unknown>): Promise<unknown> {
+  rejectNulCharacters(input);
   if (!def.paged) return def.run(ctx, input as never);
   const page = parsePageRequest(input as { page?: number; size?: number; sort?: string[] }, def.paged.sort);
   const { items, total } = await def.run(ctx, input as never, page);
@@ -66,6 +88,8 @@ export function registerOperations(
   for (const def of opts.writes) {
     const response: Record<number, TSchema> = {};
     if (def.status !== 204 && def.response) response[def.status] = def.response;
+    // OpenAPI requires at least one response per operation; a null schema documents "no body".
+    if (def.status === 204) response[204] = Type.Null({ description: 'No content' });
     app.route({
       method: def.method,
       url: def.path,
@@ -80,11 +104,12 @@ export function registerOperations(
         body: def.body,
         response,
       }),
-      preValidation: def.preValidate
-        ? async (request: FastifyRequest) => {
-            def.preValidate!(request.body);
-          }
-        : undefined,
+      preValidation: async (request: FastifyRequest) => {
+        rejectNulCharacters(request.params);
+        rejectNulCharacters(request.query);
+        rejectNulCharacters(request.body);
+        def.preValidate?.(request.body);
+      },
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
         const result = await def.run(operationContext(request.actor!, orm, services, request.log), {
           params: (request.params ?? {}) as never,

@@ -1,26 +1,55 @@
 import http from 'node:http';
-import type https from 'node:https';
+import https from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sendError } from './envelope.ts';
+import { sendEnvelope } from './envelope.ts';
 
 const HSTS = 'max-age=31536000; includeSubDomains';
+/** Fastify's own default, which a custom server factory has to apply itself. */
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+/** A connection that sends nothing is dropped (the TLS handshake timeout applies only after). */
+const FIRST_BYTE_TIMEOUT_MS = 30_000;
 
 /**
- * Root onRequest hook: HSTS on every response, and, behind a trusted TLS-terminating proxy,
- * 403 for requests that reached the proxy over plain HTTP.
+ * Fastify's `serverFactory`: the HTTPS server. HSTS is set on the raw response before Fastify
+ * sees the request, so it is on every response, including those Fastify produces before any
+ * hook runs (a malformed URL) and hijacked ones (MCP). With `trustProxy`, the same port also
+ * accepts plain HTTP from the TLS-terminating proxy.
  */
-export function transportGuard(trustProxy: boolean) {
-  return async function guard(request: FastifyRequest, reply: FastifyReply) {
-    reply.header('strict-transport-security', HSTS);
-    if (!trustProxy) return;
-    const forwarded = String(request.headers['x-forwarded-proto'] ?? '').split(',')[0].trim().toLowerCase();
-    const encrypted = Boolean((request.raw.socket as TLSSocket).encrypted);
-    if (forwarded === 'http' || (!encrypted && forwarded !== 'https')) {
-      return sendError(request, reply, 403, 'HTTPS is required');
-    }
+export function tlsServerFactory(tls: { cert: string; key: string }, trustProxy: boolean) {
+  return (handler: http.RequestListener): https.Server => {
+    const server = https.createServer({ cert: tls.cert, key: tls.key }, (req, res) => transportHeaders(server, req, res, handler));
+    server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+    if (trustProxy) acceptPlainHttpFromProxy(server, (req, res) => transportHeaders(server, req, res, handler));
+    return server;
   };
+}
+
+function transportHeaders(server: https.Server, req: http.IncomingMessage, res: http.ServerResponse, handler: http.RequestListener) {
+  res.setHeader('strict-transport-security', HSTS);
+  // Once the server is closing, a response still in flight ends its keep-alive connection
+  // (Node only closes the connections idle at close time): shutdown need not wait for the
+  // keep-alive timeout of every client that had a request running.
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: http.ServerResponse, ...args: unknown[]) {
+    if (!server.listening) this.shouldKeepAlive = false;
+    return (writeHead as (...a: unknown[]) => http.ServerResponse).apply(this, args);
+  } as typeof res.writeHead;
+  handler(req, res);
+}
+
+/**
+ * Root onRequest hook, only with a trusted TLS-terminating proxy: a request that reached the
+ * proxy over plain HTTP (`X-Forwarded-Proto: http`), or a plain-HTTP connection that does not
+ * say it came through the proxy over HTTPS, is refused with 403 and the error envelope.
+ */
+export async function proxyTransportGuard(request: FastifyRequest, reply: FastifyReply) {
+  const forwarded = String(request.headers['x-forwarded-proto'] ?? '').split(',')[0].trim().toLowerCase();
+  const encrypted = Boolean((request.raw.socket as TLSSocket).encrypted);
+  if (forwarded === 'http' || (!encrypted && forwarded !== 'https')) {
+    return sendEnvelope(request, reply, 403, 'HTTPS is required');
+  }
 }
 
 /**
@@ -28,20 +57,49 @@ export function transportGuard(trustProxy: boolean) {
  * byte of a connection tells a TLS handshake (0x16) from an HTTP request. Without it, a plain
  * request fails the TLS handshake and gets no response at all.
  */
-export function acceptPlainHttpFromProxy(server: https.Server): http.Server {
-  const handler = server.listeners('request')[0] as http.RequestListener;
+export function acceptPlainHttpFromProxy(server: https.Server, handler: http.RequestListener): http.Server {
   const plain = http.createServer(handler);
+  plain.keepAliveTimeout = server.keepAliveTimeout;
+  // Node tracks a server's connections (for closeIdleConnections and request timeouts) from
+  // its 'listening' event; `plain` never listens itself, its sockets come from `server`.
+  plain.emit('listening');
   const tlsListeners = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
   server.on('connection', (socket: Socket) => {
+    // Until a server takes the socket over, nothing else would handle its errors (a reset
+    // would otherwise be an uncaught exception) or a client that never sends a byte.
+    const drop = () => socket.destroy();
+    socket.on('error', drop);
+    socket.setTimeout(FIRST_BYTE_TIMEOUT_MS, drop);
     socket.once('data', (chunk: Buffer) => {
+      socket.off('error', drop);
+      socket.setTimeout(0);
+      socket.off('timeout', drop);
       socket.pause();
       socket.unshift(chunk);
-      if (chunk[0] === 0x16) for (const listener of tlsListeners) listener.call(server, socket);
-      else plain.emit('connection', socket);
-      socket.resume();
+      if (chunk[0] === 0x16) {
+        // The TLS socket reads what is buffered on the raw socket when it starts; resuming the
+        // raw socket here would drain (and lose) the ClientHello first.
+        for (const listener of tlsListeners) listener.call(server, socket);
+      } else {
+        plain.emit('connection', socket);
+        socket.resume();
+      }
     });
   });
-  server.on('close', () => plain.closeAllConnections());
+  // Plain connections belong to `plain`, which never listens: closing the HTTPS server (Node
+  // closes idle connections on close; Fastify may close all) has to reach them too, or an
+  // idle keep-alive connection from the proxy holds shutdown up until it times out.
+  const closeIdle = server.closeIdleConnections.bind(server);
+  const closeAll = server.closeAllConnections.bind(server);
+  server.closeIdleConnections = () => {
+    closeIdle();
+    // close() closes the idle connections and stops the connection checks of `plain`.
+    plain.close();
+  };
+  server.closeAllConnections = () => {
+    closeAll();
+    plain.closeAllConnections();
+  };
   return plain;
 }

@@ -43,8 +43,9 @@ export function assembleKernel(config: Config, plugins: PluginDefinition[], log:
     }
     services.activity.declare(plugin.name, plugin.events ?? {});
   }
+  const states = new Map<PluginDefinition, unknown>();
   for (const plugin of plugins) {
-    plugin.setup?.({
+    const state = plugin.setup?.({
       plugin: plugin.name,
       services,
       log: log.child({ plugin: plugin.name }),
@@ -52,6 +53,7 @@ export function assembleKernel(config: Config, plugins: PluginDefinition[], log:
       use: (point) => extensions.use(plugin.name, point),
       find: (point) => extensions.find(point),
     });
+    states.set(plugin, state);
   }
   extensions.freeze();
   for (const plugin of plugins) {
@@ -61,7 +63,7 @@ export function assembleKernel(config: Config, plugins: PluginDefinition[], log:
       log: log.child({ plugin: plugin.name }),
       read: (def) => reads.push(def),
       write: (def) => writes.push(def),
-    });
+    }, states.get(plugin));
   }
   return { plugins, services, entities, migrations, reads, writes };
 }

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { builtInPlugins } from '../../config/plugins.ts';
@@ -11,12 +12,26 @@ function isPlugin(value: unknown): value is PluginDefinition {
   return !!v && typeof v.name === 'string' && typeof v.version === 'string';
 }
 
+const INDEX_FILES = ['index.ts', 'index.js', 'index.mjs'];
+
+/**
+ * A file or folder on disk, relative to the working directory: `./x`, `/abs/x`, or any name
+ * that exists there (`plugins-extra/color.ts`). A folder stands for its index file, so a
+ * third-party plugin can be named by its folder. Anything else is a package specifier.
+ */
+function localModule(spec: string): string | undefined {
+  const explicit = spec.startsWith('.') || path.isAbsolute(spec);
+  const full = path.resolve(spec);
+  const stats = statSync(full, { throwIfNoEntry: false });
+  if (!stats) return explicit ? pathToFileURL(full).href : undefined;
+  if (!stats.isDirectory()) return pathToFileURL(full).href;
+  const index = INDEX_FILES.map((name) => path.join(full, name)).find((file) => statSync(file, { throwIfNoEntry: false })?.isFile());
+  if (!index) throw new PluginLoadError(`plugin "${spec}" is a folder without ${INDEX_FILES.join(', ')}`);
+  return pathToFileURL(index).href;
+}
+
 async function importPlugin(spec: string): Promise<PluginDefinition> {
-  const builtIn = builtInPlugins[spec];
-  let target: string;
-  if (builtIn) target = builtIn;
-  else if (spec.startsWith('.') || path.isAbsolute(spec)) target = pathToFileURL(path.resolve(spec)).href;
-  else target = spec;
+  const target = (Object.hasOwn(builtInPlugins, spec) ? builtInPlugins[spec] : undefined) ?? localModule(spec) ?? spec;
   let mod: Record<string, unknown>;
   try {
     mod = await import(target);

@@ -26,8 +26,12 @@ export interface RegisterContext {
   write(def: WriteDefinition): void;
 }
 
-/** What a plugin module exports (default export, or a named `plugin`). */
-export interface PluginDefinition {
+/**
+ * What a plugin module exports (default export, or a named `plugin`). State a plugin needs
+ * across phases (its extension registries, services) is created in `setup` and returned: it is
+ * handed to `register`, so two kernels in one process never share a plugin's state.
+ */
+export interface PluginDefinition<S = any> {
   /** kebab-case; the name used in LABDATA_PLUGINS and in dependsOn. */
   name: string;
   version: string;
@@ -38,10 +42,10 @@ export interface PluginDefinition {
   migrations?: MigrationDefinition[];
   /** Event types this plugin records, with their category. */
   events?: Record<string, ActivityCategory>;
-  setup?(ctx: SetupContext): void;
-  register?(ctx: RegisterContext): void;
+  setup?(ctx: SetupContext): S;
+  register?(ctx: RegisterContext, state: S): void;
 }
 
-export function definePlugin(def: PluginDefinition): PluginDefinition {
+export function definePlugin<S = undefined>(def: PluginDefinition<S>): PluginDefinition<S> {
   return def;
 }

@@ -26,6 +26,8 @@ export interface RecordOutput {
 }
 
 export type RecordHook<R> = (ctx: OperationContext, record: R) => Promise<void>;
+/** Gets every record being deleted at once, so a cascade is one statement per child table. */
+export type DeleteHook<R> = (ctx: OperationContext, records: R[]) => Promise<void>;
 
 /**
  * The extension points a record-owning plugin (projects, studies, assays) offers: fields on
@@ -36,7 +38,7 @@ export class RecordExtensions<R extends { id: string }> {
   #reserved: Record<string, string>;
   #fields = new Map<string, RecordField<R>>();
   #outputs = new Map<string, RecordOutput>();
-  #beforeDelete: RecordHook<R>[] = [];
+  #beforeDelete: DeleteHook<R>[] = [];
   #afterCreate: RecordHook<R>[] = [];
 
   /**
@@ -49,19 +51,22 @@ export class RecordExtensions<R extends { id: string }> {
   }
 
   addField(field: RecordField<R>): void {
-    const existing = this.#fields.get(field.name) ?? this.#outputs.get(field.name);
+    // A plugin may contribute both the request field and the response field of one name.
+    const output = this.#outputs.get(field.name);
+    const existing = this.#fields.get(field.name) ?? (output && output.plugin !== field.plugin ? output : undefined);
     if (existing) throw new Error(`${this.kind} field "${field.name}" is contributed by both ${existing.plugin} and ${field.plugin}`);
     this.#fields.set(field.name, field);
   }
 
   addOutput(output: RecordOutput): void {
-    const existing = this.#outputs.get(output.name);
+    const field = this.#fields.get(output.name);
+    const existing = this.#outputs.get(output.name) ?? (field && field.plugin !== output.plugin ? field : undefined);
     if (existing) throw new Error(`${this.kind} response field "${output.name}" is contributed by both ${existing.plugin} and ${output.plugin}`);
     this.#outputs.set(output.name, output);
   }
 
   /** Children that must go when the record goes (studies of a project, ...); runs in the delete transaction. */
-  beforeDelete(hook: RecordHook<R>): void {
+  beforeDelete(hook: DeleteHook<R>): void {
     this.#beforeDelete.push(hook);
   }
 
@@ -96,15 +101,20 @@ export class RecordExtensions<R extends { id: string }> {
     if (errors.length) throw new ValidationError(errors);
   }
 
-  async saveFields(ctx: OperationContext, record: R, body: Record<string, unknown>, phase: 'create' | 'update'): Promise<void> {
+  /** Saves the contributed fields present in the body; returns their names (for activity data). */
+  async saveFields(ctx: OperationContext, record: R, body: Record<string, unknown>, phase: 'create' | 'update'): Promise<string[]> {
+    const saved: string[] = [];
     for (const f of this.#fields.values()) {
       if (body[f.name] === undefined || (phase === 'update' && !f.onUpdate)) continue;
       await f.save(ctx, record, body[f.name], phase);
+      saved.push(f.name);
     }
+    return saved;
   }
 
-  async runBeforeDelete(ctx: OperationContext, record: R): Promise<void> {
-    for (const hook of this.#beforeDelete) await hook(ctx, record);
+  async runBeforeDelete(ctx: OperationContext, records: R[]): Promise<void> {
+    if (records.length === 0) return;
+    for (const hook of this.#beforeDelete) await hook(ctx, records);
   }
 
   async runAfterCreate(ctx: OperationContext, record: R): Promise<void> {

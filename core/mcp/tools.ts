@@ -3,9 +3,9 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import fastJson from 'fast-json-stringify';
-import type { ReadDefinition } from '../kernel/operations.ts';
-import { readResponseSchema } from '../http/operations.ts';
-import { toolPageSchema } from '../pagination/index.ts';
+import type { PagedRead, ReadDefinition } from '../kernel/operations.ts';
+import { maxPageSize, readResponseSchema } from '../http/operations.ts';
+import { MAX_TOOL_PAGE_SIZE, toolPageSchema } from '../pagination/index.ts';
 
 /** One MCP tool, built once at start-up from a read definition. */
 export interface ToolEntry {
@@ -14,17 +14,44 @@ export interface ToolEntry {
   validate: JsonSchemaValidator<Record<string, unknown>>;
   /** The REST route's serializer (same schema), so structuredContent equals the REST body. */
   serialize: (value: unknown) => string;
+  /** The read's input from validated arguments: declared properties only, with their defaults. */
+  input: (args: Record<string, unknown>) => Record<string, unknown>;
 }
 
 // JSON round trip drops TypeBox's symbol keys: the wire gets plain JSON Schema.
 const plain = <T>(schema: T): T => JSON.parse(JSON.stringify(schema));
+
+/**
+ * Undeclared arguments are dropped (the schema does not forbid them, so an agent's extra key
+ * such as `sort` or `organizationId` must not reach the handler), and declared defaults are
+ * applied as the REST route's validator does for its query string.
+ */
+function inputPicker(schema: TObject): ToolEntry['input'] {
+  const properties = Object.entries(schema.properties as Record<string, { default?: unknown }>);
+  return (args) => {
+    const input: Record<string, unknown> = {};
+    for (const [name, property] of properties) {
+      if (args[name] !== undefined) input[name] = args[name];
+      else if (property.default !== undefined) input[name] = structuredClone(property.default);
+    }
+    return input;
+  };
+}
+
+/** page/size for a listing tool: at most 100, or less where the read itself caps lower. */
+function pageProperties(def: PagedRead) {
+  const { page, size } = toolPageSchema();
+  const max = maxPageSize(def);
+  if (max >= MAX_TOOL_PAGE_SIZE) return { page, size };
+  return { page, size: Type.Optional(Type.Integer({ minimum: 1, maximum: max, description: `Page size (default 20, at most ${max})` })) };
+}
 
 function inputSchema(def: ReadDefinition): TObject {
   const query = { ...(def.query?.properties ?? {}) };
   return Type.Object({
     ...(def.params?.properties ?? {}),
     ...query,
-    ...(def.paged ? toolPageSchema() : {}),
+    ...(def.paged ? pageProperties(def) : {}),
   });
 }
 
@@ -48,6 +75,7 @@ export function buildTools(reads: ReadDefinition[]): Map<string, ToolEntry> {
       },
       validate: validator.getValidator(input as never),
       serialize: fastJson(output as never),
+      input: inputPicker(input),
     });
   }
   return tools;

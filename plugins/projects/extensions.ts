@@ -1,4 +1,16 @@
-import { createExtensionPoint, raw, RecordExtensions, sql, type AccessColumns, type Actor, type KernelServices, type Sql } from '../../core/public.ts';
+import {
+  createExtensionPoint,
+  NotFoundError,
+  queryOne,
+  raw,
+  RecordExtensions,
+  sql,
+  type AccessColumns,
+  type Actor,
+  type KernelServices,
+  type OperationContext,
+  type Sql,
+} from '../../core/public.ts';
 
 /** A project as other plugins see it in hooks. */
 export interface ProjectRecord {
@@ -35,4 +47,18 @@ export function projectVisibleTo(services: KernelServices, actor: Actor, alias: 
 /** SQL expression: the actor may contribute to the project aliased `alias`. */
 export function projectContributableBy(services: KernelServices, actor: Actor, alias: string): Sql {
   return services.permissions.canContribute(actor, accessColumns(alias));
+}
+
+/**
+ * The project as the actor sees it, for a child record's permission check:
+ * 404 (naming the project) when not viewable, else whether the actor may contribute.
+ */
+export async function projectAccess(ctx: OperationContext, projectId: string): Promise<{ id: string; canContribute: boolean }> {
+  const row = await queryOne<{ id: string; canContribute: boolean }>(
+    ctx.em,
+    sql`select p.id, ${projectContributableBy(ctx.services, ctx.actor, 'p')} as "canContribute"
+          from project p where p.id = ${projectId} and ${projectVisibleTo(ctx.services, ctx.actor, 'p')}`,
+  );
+  if (!row) throw new NotFoundError('Project', projectId);
+  return row;
 }

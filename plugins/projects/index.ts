@@ -1,13 +1,11 @@
-import { definePlugin, defineRead, defineWrite, IdParams, RecordExtensions } from '../../core/public.ts';
+import { archiveWrite, definePlugin, defineRead, defineWrite, IdParams, RecordExtensions, statusWrite } from '../../core/public.ts';
 import { Project } from './entities.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
 import { projectExtensions, RESERVED_PROJECT_FIELDS, type ProjectRecord } from './extensions.ts';
-import { ArchiveQuery, StatusBody, createBodySchema, projectSchema, updateBodySchema, type CreateBody, type UpdateBody } from './schemas.ts';
+import { createBodySchema, projectSchema, updateBodySchema, type CreateBody, type UpdateBody } from './schemas.ts';
 import { ProjectService, projectSort } from './service.ts';
 
-const extensions = new RecordExtensions<ProjectRecord>('project', RESERVED_PROJECT_FIELDS);
-const service = new ProjectService(extensions);
 const tags = ['Projects'];
 
 /** Projects: the root of visibility and membership; offers the `projects.records` extension point. */
@@ -20,9 +18,12 @@ export default definePlugin({
   migrations,
   events,
   setup(ctx) {
+    const extensions = new RecordExtensions<ProjectRecord>('project', RESERVED_PROJECT_FIELDS);
     ctx.provide(projectExtensions, extensions);
+    return new ProjectService(extensions);
   },
-  register(ctx) {
+  register(ctx, service) {
+    const { extensions } = service;
     // Schemas are built now, after every plugin contributed its fields (registries are frozen).
     const Project = projectSchema(extensions.outputProperties());
     ctx.read(
@@ -76,34 +77,9 @@ export default definePlugin({
         run: (c, { params, body }) => service.update(c, params.id, body as UpdateBody),
       }),
     );
-    ctx.write(
-      defineWrite({
-        method: 'POST',
-        operationId: 'set_project_status',
-        description: 'Change the status of a project (see the README for the allowed transitions). Contributors only.',
-        path: '/projects/:id/status',
-        tags,
-        params: IdParams,
-        body: StatusBody,
-        status: 200,
-        response: Project,
-        run: (c, { params, body }) => service.setStatus(c, params.id, body.status),
-      }),
-    );
-    ctx.write(
-      defineWrite({
-        method: 'POST',
-        operationId: 'archive_project',
-        description: 'Archive (`archived=true`, the default) or unarchive a project. Contributors only.',
-        path: '/projects/:id/archive',
-        tags,
-        params: IdParams,
-        query: ArchiveQuery,
-        status: 200,
-        response: Project,
-        run: (c, { params, query }) => service.setArchived(c, params.id, query.archived ?? true),
-      }),
-    );
+    const lifecycle = { kind: 'project', base: '/projects', tags, response: Project };
+    ctx.write(statusWrite(lifecycle, (c, id, status) => service.setStatus(c, id, status)));
+    ctx.write(archiveWrite(lifecycle, (c, id, archived) => service.setArchived(c, id, archived)));
     ctx.write(
       defineWrite({
         method: 'DELETE',

@@ -1,8 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { NotBlank, StringEnum, Timestamp, Uuid, VISIBILITIES } from '../../core/public.ts';
+import { LIFECYCLE_STATUSES, NotBlank, StringEnum, Timestamp, Uuid, VISIBILITIES } from '../../core/public.ts';
 
-export const PROJECT_STATUSES = ['CREATED', 'INITIALIZING', 'INITIALIZATION_FAILED', 'ACTIVE', 'COMPLETE', 'ON_HOLD', 'DEACTIVATED'] as const;
-export type ProjectStatus = (typeof PROJECT_STATUSES)[number];
 
 const Visibility = StringEnum(VISIBILITIES, { description: 'Who may view the project' });
 
@@ -15,7 +13,7 @@ export function projectSchema(extra: Record<string, TSchema>) {
       name: Type.String(),
       description: Type.String(),
       visibility: Visibility,
-      status: StringEnum(PROJECT_STATUSES),
+      status: StringEnum(LIFECYCLE_STATUSES),
       archived: Type.Boolean(),
       createdById: Uuid({ description: 'Organization user who created the project' }),
       createdAt: Timestamp(),
@@ -48,8 +46,6 @@ export function updateBodySchema(extra: Record<string, TSchema>) {
   });
 }
 
-export const StatusBody = Type.Object({ status: StringEnum(PROJECT_STATUSES) });
-export const ArchiveQuery = Type.Object({ archived: Type.Optional(Type.Boolean({ default: true })) });
 
 export type CreateBody = Static<ReturnType<typeof createBodySchema>> & Record<string, unknown>;
 export type UpdateBody = Static<ReturnType<typeof updateBodySchema>> & Record<string, unknown>;

@@ -1,7 +1,5 @@
 import crypto from 'node:crypto';
 import {
-  BadRequestError,
-  ConflictError,
   NotFoundError,
   fetchPage,
   isoDate,
@@ -12,10 +10,13 @@ import {
   type PageRequest,
   type RecordExtensions,
   type Visibility,
+  type LifecycleStatus,
+  transition,
+  mergeUpdate,
 } from '../../core/public.ts';
 import { Project } from './entities.ts';
 import { projectContributableBy, projectVisibleTo, type ProjectRecord } from './extensions.ts';
-import type { CreateBody, ProjectStatus, UpdateBody } from './schemas.ts';
+import type { CreateBody, UpdateBody } from './schemas.ts';
 
 /** Columns aliased to the entity's property names, so rows and entities share one mapper. */
 const columns = raw(`p.id, p.organization_id as "organizationId", p.code, p.name, p.description, p.visibility, p.status,
@@ -39,7 +40,7 @@ function toDto(p: ProjectShape) {
     name: p.name,
     description: p.description,
     visibility: p.visibility as Visibility,
-    status: p.status as ProjectStatus,
+    status: p.status as LifecycleStatus,
     archived: p.archived,
     createdById: p.createdById,
     createdAt: isoDate(p.createdAt)!,
@@ -52,21 +53,6 @@ export const projectSort = {
   fields: { createdAt: 'p.created_at', updatedAt: 'p.updated_at', name: 'p.name', code: 'p.code', status: 'p.status', visibility: 'p.visibility' },
   default: ['createdAt,desc'],
   tiebreaker: 'p.id',
-};
-
-/**
- * Project statuses a caller may set, and from where. INITIALIZING and INITIALIZATION_FAILED
- * belong to provisioning (set by the service only); CREATED is the state before any work.
- */
-const USER_STATUSES: ProjectStatus[] = ['ACTIVE', 'ON_HOLD', 'COMPLETE', 'DEACTIVATED'];
-export const PROJECT_TRANSITIONS: Record<ProjectStatus, ProjectStatus[]> = {
-  CREATED: USER_STATUSES,
-  ACTIVE: USER_STATUSES,
-  ON_HOLD: USER_STATUSES,
-  COMPLETE: USER_STATUSES,
-  DEACTIVATED: USER_STATUSES,
-  INITIALIZING: [],
-  INITIALIZATION_FAILED: ['DEACTIVATED'],
 };
 
 export class ProjectService {
@@ -116,8 +102,8 @@ export class ProjectService {
       const p = em.create(Project, {
         id: crypto.randomUUID(),
         organizationId: ctx.actor.organizationId,
-        code: body.code.trim(),
-        name: body.name.trim(),
+        code: body.code,
+        name: body.name,
         description: body.description,
         visibility: body.visibility ?? 'PRIVATE',
         status: 'ACTIVE',
@@ -143,22 +129,11 @@ export class ProjectService {
     const project = await ctx.em.transactional(async (em) => {
       const tx = { ...ctx, em };
       const p = await this.#forWrite(tx, id);
-      if (body.version !== undefined && body.version !== p.version) {
-        throw new ConflictError(`Project ${id} was changed by another request (version ${p.version}, not ${body.version})`);
-      }
-      if (body.status !== undefined && body.status !== p.status) {
-        throw new BadRequestError(`status is changed only through POST /projects/${id}/status`);
-      }
-      const changed: string[] = [];
       const oldVisibility = p.visibility;
-      for (const field of ['code', 'name', 'description', 'visibility'] as const) {
-        const value = body[field];
-        if (value !== undefined && value !== p[field]) {
-          p[field] = field === 'code' || field === 'name' ? value.trim() : value;
-          changed.push(field);
-        }
-      }
-      await this.extensions.saveFields(tx, p, body, 'update');
+      const changed = mergeUpdate('project', p, body, ['code', 'name', 'description', 'visibility'], {
+        status: `POST /projects/${id}/status`,
+      });
+      changed.push(...(await this.extensions.saveFields(tx, p, body, 'update')));
       ctx.services.activity.record(em, ctx.actor, { eventType: 'project.updated', projectId: id, data: { fields: changed } });
       if (p.visibility !== oldVisibility) {
         ctx.services.activity.record(em, ctx.actor, {
@@ -172,15 +147,11 @@ export class ProjectService {
     return this.#respond(ctx, project);
   }
 
-  async setStatus(ctx: OperationContext, id: string, status: ProjectStatus): Promise<ProjectDto> {
+  async setStatus(ctx: OperationContext, id: string, status: LifecycleStatus): Promise<ProjectDto> {
     const project = await ctx.em.transactional(async (em) => {
       const p = await this.#forWrite({ ...ctx, em }, id);
-      const oldStatus = p.status as ProjectStatus;
-      if (oldStatus === status) return p;
-      if (!PROJECT_TRANSITIONS[oldStatus].includes(status)) {
-        throw new BadRequestError(`A project cannot change status from ${oldStatus} to ${status}`);
-      }
-      p.status = status;
+      const oldStatus = transition('project', p, status);
+      if (!oldStatus) return p;
       ctx.services.activity.record(em, ctx.actor, { eventType: 'project.status_changed', projectId: id, data: { oldStatus, newStatus: status } });
       return p;
     });
@@ -203,7 +174,7 @@ export class ProjectService {
       const tx = { ...ctx, em };
       const p = await this.#forWrite(tx, id);
       // Children first (studies, assays, attachments ...), in the same transaction.
-      await this.extensions.runBeforeDelete(tx, p);
+      await this.extensions.runBeforeDelete(tx, [p]);
       await ctx.services.permissions.removeProject(em, id);
       em.remove(p);
       ctx.services.activity.record(em, ctx.actor, { eventType: 'project.deleted', projectId: id, data: { code: p.code, name: p.name } });

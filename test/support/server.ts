@@ -16,6 +16,10 @@ export interface TestServerOptions {
   extraPlugins?: PluginDefinition[];
   /** Environment overrides, as LABDATA_* variables. */
   env?: Record<string, string>;
+  /** An existing database (e.g. one the admin CLI provisioned) instead of a fresh one; the caller drops it. */
+  databaseUrl?: string;
+  /** A pino logger for the app (default: silent). */
+  logger?: FastifyBaseLogger;
 }
 
 export interface Response<T = any> {
@@ -147,12 +151,12 @@ export async function startTestServer(t: Teardown, opts: TestServerOptions = {})
   t.teardown(async () => {
     for (const fn of cleanups.reverse()) await fn();
   });
-  const databaseUrl = await createTestDatabase({ teardown: (fn) => cleanups.push(fn) });
+  const databaseUrl = opts.databaseUrl ?? (await createTestDatabase({ teardown: (fn) => cleanups.push(fn) }));
   const orm = await createOrm({ url: databaseUrl, entities: kernel.entities, migrations: kernel.migrations });
   cleanups.push(() => orm.close(true));
   await migrate(orm);
   const tls = await testTls();
-  const app = await buildApp({ kernel, orm, tls });
+  const app = await buildApp({ kernel, orm, tls, logger: opts.logger });
   cleanups.push(() => app.close());
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as { port: number };

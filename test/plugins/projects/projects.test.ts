@@ -73,3 +73,107 @@ t.test('list filters visibility in SQL: totals match what the caller may see', a
   const all = await server.get('/api/v1/projects', { key: owner.key });
   t.equal(all.body.totalElements, 5);
 });
+
+t.test('PUT merges the given fields, records project.updated and a GOVERNANCE record for visibility', async (t) => {
+  const p = await create(alice, { visibility: 'PRIVATE' });
+  const res = await server.put(`/api/v1/projects/${p.id}`, { name: 'New name', visibility: 'PROTECTED' }, { key: alice.key });
+  t.equal(res.status, 200);
+  t.match(res.body, { id: p.id, code: p.code, description: p.description, name: 'New name', visibility: 'PROTECTED', version: p.version + 1 });
+  const rows = await server.sql<{ event_type: string; category: string; data: Record<string, unknown> }>(
+    'select event_type, category, data from activity where project_id = ? order by date, event_type', [p.id]);
+  t.same(rows.map((r) => [r.event_type, r.category]), [
+    ['project.created', 'RESEARCH'],
+    ['project.updated', 'RESEARCH'],
+    ['project.visibility_changed', 'GOVERNANCE'],
+  ]);
+  t.same(rows[2].data, { oldVisibility: 'PRIVATE', newVisibility: 'PROTECTED' });
+
+  const blank = await server.put(`/api/v1/projects/${p.id}`, { description: ' ' }, { key: alice.key });
+  t.equal(blank.status, 400);
+  t.same(blank.body.errors, [{ field: 'description', message: 'must not be blank' }]);
+  const badEnum = await server.put(`/api/v1/projects/${p.id}`, { visibility: 'SECRET' }, { key: alice.key });
+  t.equal(badEnum.status, 400);
+  t.equal(badEnum.body.errors[0].field, 'visibility');
+});
+
+t.test('status changes only through the status operation, with oldStatus/newStatus', async (t) => {
+  const p = await create(alice, { visibility: 'PUBLIC' });
+  const viaPut = await server.put(`/api/v1/projects/${p.id}`, { status: 'COMPLETE' }, { key: alice.key });
+  t.equal(viaPut.status, 400, 'PUT cannot change the status');
+  const res = await server.post(`/api/v1/projects/${p.id}/status`, { status: 'ON_HOLD' }, { key: bob.key });
+  t.equal(res.status, 200);
+  t.equal(res.body.status, 'ON_HOLD');
+  const [row] = await server.sql<{ data: Record<string, unknown>; organization_user_id: string }>(
+    `select data, organization_user_id from activity where project_id = ? and event_type = 'project.status_changed'`, [p.id]);
+  t.same(row, { data: { oldStatus: 'ACTIVE', newStatus: 'ON_HOLD' }, organization_user_id: bob.organizationUserId });
+  const invalid = await server.post(`/api/v1/projects/${p.id}/status`, { status: 'PAUSED' }, { key: alice.key });
+  t.equal(invalid.status, 400);
+  t.equal(invalid.body.errors[0].field, 'status');
+  const systemOnly = await server.post(`/api/v1/projects/${p.id}/status`, { status: 'INITIALIZING' }, { key: alice.key });
+  t.equal(systemOnly.status, 400);
+  t.match(systemOnly.body.message, /ON_HOLD.*INITIALIZING/);
+});
+
+t.test('archive is a flag, not a status', async (t) => {
+  const p = await create(alice, { visibility: 'PROTECTED' });
+  const res = await server.post(`/api/v1/projects/${p.id}/archive?archived=true`, undefined, { key: alice.key });
+  t.equal(res.status, 200);
+  t.match(res.body, { archived: true, status: 'ACTIVE' });
+  const back = await server.post(`/api/v1/projects/${p.id}/archive?archived=false`, undefined, { key: alice.key });
+  t.equal(back.body.archived, false);
+  t.equal((await server.post(`/api/v1/projects/${p.id}/archive?archived=true`, undefined, { key: bob.key })).status, 403);
+  const events = await server.sql<{ data: Record<string, unknown> }>(
+    `select data from activity where project_id = ? and event_type = 'project.archived' order by date`, [p.id]);
+  t.same(events.map((e) => e.data), [{ archived: true }, { archived: false }]);
+});
+
+t.test('a stale version is a 409', async (t) => {
+  const p = await create(alice);
+  t.equal((await server.put(`/api/v1/projects/${p.id}`, { name: 'one', version: p.version }, { key: alice.key })).status, 200);
+  const stale = await server.put(`/api/v1/projects/${p.id}`, { name: 'two', version: p.version }, { key: alice.key });
+  t.equal(stale.status, 409);
+  t.equal(stale.body.statusCode, 409);
+});
+
+t.test('permission matrix for every project write', async (t) => {
+  const writes: [string, (id: string) => string, unknown][] = [
+    ['PUT', (id) => `/api/v1/projects/${id}`, { name: 'n' }],
+    ['POST', (id) => `/api/v1/projects/${id}/status`, { status: 'COMPLETE' }],
+    ['POST', (id) => `/api/v1/projects/${id}/archive?archived=true`, undefined],
+    ['DELETE', (id) => `/api/v1/projects/${id}`, undefined],
+  ];
+  const expected: [Member, string, number][] = [
+    [outsider, 'PUBLIC', 404],
+    [bob, 'PRIVATE', 404],
+    [bob, 'PROTECTED', 403],
+    [bob, 'PUBLIC', 2],
+    [alice, 'PRIVATE', 2],
+    [admin, 'PRIVATE', 2],
+  ];
+  for (const [method, path, payload] of writes) {
+    for (const [who, visibility, status] of expected) {
+      const p = await create(alice, { visibility });
+      const res = await server.request(method, path(p.id), { key: who.key, body: payload });
+      t.equal(Math.floor(res.status / 100) === 2 ? 2 : res.status, status, `${method} ${visibility} project as ${who === outsider ? 'other organization' : who === bob ? 'non-member' : who === alice ? 'member' : 'admin'}`);
+    }
+  }
+});
+
+t.test('delete: 204, children removed through the hook, access rows gone, record kept in activity', async (t) => {
+  const p = await create(alice);
+  const res = await server.delete(`/api/v1/projects/${p.id}`, { key: alice.key });
+  t.equal(res.status, 204);
+  t.equal(res.text, '');
+  t.equal((await server.get(`/api/v1/projects/${p.id}`, { key: alice.key })).status, 404);
+  t.same(await server.sql('select 1 from project_member where project_id = ?', [p.id]), []);
+  const [row] = await server.sql<{ event_type: string }>(`select event_type from activity where project_id = ? and event_type = 'project.deleted'`, [p.id]);
+  t.ok(row, 'project.deleted recorded');
+});
+
+t.test('body values are not coerced: a wrong JSON type is a 400 naming the field', async (t) => {
+  const res = await server.post('/api/v1/projects', { code: 'C', name: 5, description: 'd', visibility: ['PUBLIC'] }, { key: alice.key });
+  t.equal(res.status, 400);
+  t.same([...new Set(res.body.errors.map((e: { field: string }) => e.field))].sort(), ['name', 'visibility']);
+  const list = await server.get('/api/v1/projects?page=0&size=5', { key: alice.key });
+  t.equal(list.status, 200, 'query parameters, which arrive as text, are still coerced');
+});

@@ -1,0 +1,118 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { defineWrite, type OperationContext } from './kernel/operations.ts';
+import { BadRequestError, ConflictError } from './errors.ts';
+import { IdParams, StringEnum } from './schemas.ts';
+
+/**
+ * The lifecycle shared by projects, studies and assays (spec, "States"): provisioning moves a
+ * record through INITIALIZING to ACTIVE or INITIALIZATION_FAILED; callers move it between the
+ * working states with the status operation.
+ */
+export const LIFECYCLE_STATUSES = ['CREATED', 'INITIALIZING', 'INITIALIZATION_FAILED', 'ACTIVE', 'COMPLETE', 'ON_HOLD', 'DEACTIVATED'] as const;
+export type LifecycleStatus = (typeof LIFECYCLE_STATUSES)[number];
+
+const WORKING: LifecycleStatus[] = ['ACTIVE', 'ON_HOLD', 'COMPLETE', 'DEACTIVATED'];
+
+/** Statuses a caller may set, by current status (README, "Status transitions"). */
+export const LIFECYCLE_TRANSITIONS: Record<LifecycleStatus, LifecycleStatus[]> = {
+  CREATED: WORKING,
+  ACTIVE: WORKING,
+  ON_HOLD: WORKING,
+  COMPLETE: WORKING,
+  DEACTIVATED: WORKING,
+  INITIALIZING: [],
+  INITIALIZATION_FAILED: ['DEACTIVATED'],
+};
+
+export const StatusBody = Type.Object({ status: StringEnum(LIFECYCLE_STATUSES) });
+export const ArchiveQuery = Type.Object({
+  archived: Type.Optional(Type.Boolean({ default: true, description: 'true archives, false unarchives' })),
+});
+
+/**
+ * Applies a caller's status change: undefined when it is already the status (nothing to do),
+ * else the old status; an illegal change is a 400 naming both states.
+ */
+export function transition(kind: string, record: { status: string }, target: LifecycleStatus): LifecycleStatus | undefined {
+  const from = record.status as LifecycleStatus;
+  if (from === target) return undefined;
+  if (!LIFECYCLE_TRANSITIONS[from]?.includes(target)) {
+    throw new BadRequestError(`A ${kind} cannot change status from ${from} to ${target}`);
+  }
+  record.status = target;
+  return from;
+}
+
+/**
+ * The shared PUT rules of projects, studies and assays: a stale `version` is a 409; fields
+ * owned by another operation (`status`, a parent id) may be echoed back unchanged but not
+ * changed here; the editable fields given are merged in. Returns the names of changed fields.
+ */
+export function mergeUpdate<E extends { version: number }>(
+  kind: string,
+  entity: E,
+  body: Record<string, unknown>,
+  editable: (keyof E & string)[],
+  readOnly: Record<string, string>,
+): string[] {
+  if (body.version !== undefined && body.version !== entity.version) {
+    throw new ConflictError(`The ${kind} was changed by another request (version ${entity.version}, not ${String(body.version)})`);
+  }
+  for (const [field, operation] of Object.entries(readOnly)) {
+    const current = (entity as Record<string, unknown>)[field];
+    if (body[field] !== undefined && body[field] !== current) throw new BadRequestError(`${field} is changed only through ${operation}`);
+  }
+  const changed: string[] = [];
+  for (const field of editable) {
+    const value = body[field];
+    if (value === undefined) continue;
+    const current = entity[field] as unknown;
+    const same = value instanceof Date && current instanceof Date ? value.getTime() === current.getTime() : value === current;
+    if (!same) {
+      (entity as Record<string, unknown>)[field] = value;
+      changed.push(field);
+    }
+  }
+  return changed;
+}
+
+interface LifecycleWriteOptions<R extends TSchema> {
+  /** Singular noun for docs and operationIds, e.g. `study`. */
+  kind: string;
+  /** Collection path, e.g. `/studies`. */
+  base: string;
+  tags: string[];
+  response: R;
+}
+
+/** `POST {base}/:id/status` with body `{status}`: the only way to change a record's status. */
+export function statusWrite<R extends TSchema>(opts: LifecycleWriteOptions<R>, run: (ctx: OperationContext, id: string, status: LifecycleStatus) => Promise<Static<R>>) {
+  return defineWrite({
+    method: 'POST',
+    operationId: `set_${opts.kind}_status`,
+    description: `Change the status of a ${opts.kind} (allowed transitions: see the README). Contributors only.`,
+    path: `${opts.base}/:id/status`,
+    tags: opts.tags,
+    params: IdParams,
+    body: StatusBody,
+    status: 200,
+    response: opts.response,
+    run: (ctx, { params, body }) => run(ctx, params.id, body.status) as never,
+  });
+}
+
+/** `POST {base}/:id/archive?archived=true|false`: archiving is a flag, not a status. */
+export function archiveWrite<R extends TSchema>(opts: LifecycleWriteOptions<R>, run: (ctx: OperationContext, id: string, archived: boolean) => Promise<Static<R>>) {
+  return defineWrite({
+    method: 'POST',
+    operationId: `archive_${opts.kind}`,
+    description: `Archive (\`archived=true\`, the default) or unarchive a ${opts.kind}. Contributors only.`,
+    path: `${opts.base}/:id/archive`,
+    tags: opts.tags,
+    params: IdParams,
+    query: ArchiveQuery,
+    status: 200,
+    response: opts.response,
+    run: (ctx, { params, query }) => run(ctx, params.id, query.archived ?? true) as never,
+  });
+}

@@ -1,0 +1,52 @@
+import {
+  createExtensionPoint,
+  NotFoundError,
+  queryOne,
+  raw,
+  RecordExtensions,
+  sql,
+  type Actor,
+  type KernelServices,
+  type OperationContext,
+  type Sql,
+} from '../../core/public.ts';
+import { projectContributableBy, projectVisibleTo } from '../projects/extensions.ts';
+
+/** A study as other plugins see it in hooks. */
+export interface StudyRecord {
+  id: string;
+  organizationId: string;
+  projectId: string;
+  name: string;
+  status: string;
+}
+
+/** Contributed study fields (`elnA`, `useElnB`, ...), response fields and lifecycle hooks. */
+export const studyExtensions = createExtensionPoint<RecordExtensions<StudyRecord>>('studies.records');
+
+export const RESERVED_STUDY_FIELDS = { elnA: 'eln-a', useElnB: 'eln-b' };
+
+/**
+ * Access to a study follows its project: `join` brings the project in as `<alias>_p`,
+ * `visible` filters on it (tenant scope included), `contributable` tells whether the actor may write.
+ */
+export function studyAccess(services: KernelServices, actor: Actor, alias: string): { join: Sql; visible: Sql; contributable: Sql } {
+  const p = `${alias}_p`;
+  return {
+    join: raw(`join project ${p} on ${p}.id = ${alias}.project_id`),
+    visible: projectVisibleTo(services, actor, p),
+    contributable: projectContributableBy(services, actor, p),
+  };
+}
+
+/** The study as the actor sees it (404 naming the study when not viewable), for child records. */
+export async function studyAccessById(ctx: OperationContext, studyId: string): Promise<{ id: string; projectId: string; canContribute: boolean }> {
+  const access = studyAccess(ctx.services, ctx.actor, 's');
+  const row = await queryOne<{ id: string; projectId: string; canContribute: boolean }>(
+    ctx.em,
+    sql`select s.id, s.project_id as "projectId", ${access.contributable} as "canContribute"
+          from study s ${access.join} where s.id = ${studyId} and ${access.visible}`,
+  );
+  if (!row) throw new NotFoundError('Study', studyId);
+  return row;
+}

@@ -1,0 +1,207 @@
+import crypto from 'node:crypto';
+import {
+  fetchPage,
+  isoDate,
+  mergeUpdate,
+  NotFoundError,
+  parseDateInput,
+  queryOne,
+  raw,
+  sql,
+  transition,
+  type LifecycleStatus,
+  type OperationContext,
+  type PageRequest,
+  type RecordExtensions,
+} from '../../core/public.ts';
+import { projectAccess } from '../projects/extensions.ts';
+import { Study } from './entities.ts';
+import { studyAccess, type StudyRecord } from './extensions.ts';
+import type { CreateBody, UpdateBody } from './schemas.ts';
+
+/** Columns aliased to the entity's property names, so rows and entities share one mapper. */
+const columns = raw(`s.id, s.organization_id as "organizationId", s.project_id as "projectId", s.name, s.description, s.status,
+  s.start_date as "startDate", s.archived, s.created_by_id as "createdById", s.created_at as "createdAt",
+  s.updated_at as "updatedAt", s.version`);
+
+interface StudyShape extends StudyRecord {
+  description?: string | null;
+  startDate?: Date | string | null;
+  archived: boolean;
+  createdById: string;
+  createdAt: Date | string;
+  updatedAt: Date | string;
+  version: number;
+}
+
+function toDto(s: StudyShape) {
+  return {
+    id: s.id,
+    organizationId: s.organizationId,
+    projectId: s.projectId,
+    name: s.name,
+    description: s.description ?? null,
+    status: s.status as LifecycleStatus,
+    startDate: isoDate(s.startDate ?? null),
+    archived: s.archived,
+    createdById: s.createdById,
+    createdAt: isoDate(s.createdAt)!,
+    updatedAt: isoDate(s.updatedAt)!,
+    version: s.version,
+  };
+}
+
+export type StudyDto = ReturnType<typeof toDto>;
+
+export const studySort = {
+  fields: { createdAt: 's.created_at', updatedAt: 's.updated_at', name: 's.name', status: 's.status', startDate: 's.start_date' },
+  default: ['createdAt,desc'],
+  tiebreaker: 's.id',
+};
+
+export class StudyService {
+  readonly extensions: RecordExtensions<StudyRecord>;
+  constructor(extensions: RecordExtensions<StudyRecord>) {
+    this.extensions = extensions;
+  }
+
+  /** Studies the actor may view, optionally of one project (404 when that project is not viewable). */
+  async list(ctx: OperationContext, page: PageRequest, projectId?: string) {
+    if (projectId) await projectAccess(ctx, projectId);
+    const access = studyAccess(ctx.services, ctx.actor, 's');
+    const byProject = projectId ? sql` and s.project_id = ${projectId}` : raw('');
+    const from = sql`from study s ${access.join} where ${access.visible}${byProject}`;
+    const { rows, total } = await fetchPage<StudyShape>(ctx.em, { columns, from }, page);
+    return { items: await this.extensions.decorate(ctx.em, rows.map(toDto)), total };
+  }
+
+  async get(ctx: OperationContext, id: string): Promise<StudyDto> {
+    return this.#respond(ctx, await this.#find(ctx, id));
+  }
+
+  async #find(ctx: OperationContext, id: string) {
+    const access = studyAccess(ctx.services, ctx.actor, 's');
+    const row = await queryOne<StudyShape & { canContribute: boolean }>(
+      ctx.em,
+      sql`select ${columns}, ${access.contributable} as "canContribute" from study s ${access.join} where s.id = ${id} and ${access.visible}`,
+    );
+    if (!row) throw new NotFoundError('Study', id);
+    return row;
+  }
+
+  /** Loads the entity for a write: 404 if not viewable, 403 if not a contributor on its project. */
+  async #forWrite(ctx: OperationContext, id: string) {
+    ctx.services.permissions.assertContributor(await this.#find(ctx, id));
+    return ctx.em.findOneOrFail(Study, { id, organizationId: ctx.actor.organizationId });
+  }
+
+  async #respond(ctx: OperationContext, study: StudyShape): Promise<StudyDto> {
+    const [dto] = await this.extensions.decorate(ctx.em, [toDto(study)]);
+    return dto;
+  }
+
+  async create(ctx: OperationContext, body: CreateBody): Promise<StudyDto> {
+    const startDate = parseDateInput('startDate', body.startDate);
+    const study = await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      ctx.services.permissions.assertContributor(await projectAccess(tx, body.projectId));
+      const s = em.create(Study, {
+        id: crypto.randomUUID(),
+        organizationId: ctx.actor.organizationId,
+        projectId: body.projectId,
+        name: body.name,
+        description: body.description ?? null,
+        status: 'ACTIVE',
+        startDate: startDate ?? null,
+        archived: false,
+        createdById: ctx.actor.organizationUserId,
+      });
+      await em.flush();
+      await this.extensions.saveFields(tx, s, body, 'create');
+      ctx.services.activity.record(em, ctx.actor, { eventType: 'study.created', projectId: s.projectId, studyId: s.id, data: { name: s.name } });
+      return s;
+    });
+    await this.extensions.runAfterCreate(ctx, study);
+    return this.#respond(ctx, study);
+  }
+
+  async update(ctx: OperationContext, id: string, body: UpdateBody): Promise<StudyDto> {
+    const merged = { ...body, startDate: parseDateInput('startDate', body.startDate) };
+    const study = await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      const s = await this.#forWrite(tx, id);
+      const changed = mergeUpdate('study', s, merged, ['name', 'description', 'startDate'], {
+        status: `POST /studies/${id}/status`,
+        projectId: `PATCH /studies/${id}/move`,
+      });
+      changed.push(...(await this.extensions.saveFields(tx, s, body, 'update')));
+      ctx.services.activity.record(em, ctx.actor, { eventType: 'study.updated', projectId: s.projectId, studyId: id, data: { fields: changed } });
+      return s;
+    });
+    return this.#respond(ctx, study);
+  }
+
+  async setStatus(ctx: OperationContext, id: string, status: LifecycleStatus): Promise<StudyDto> {
+    const study = await ctx.em.transactional(async (em) => {
+      const s = await this.#forWrite({ ...ctx, em }, id);
+      const oldStatus = transition('study', s, status);
+      if (oldStatus) {
+        ctx.services.activity.record(em, ctx.actor, {
+          eventType: 'study.status_changed',
+          projectId: s.projectId,
+          studyId: id,
+          data: { oldStatus, newStatus: status },
+        });
+      }
+      return s;
+    });
+    return this.#respond(ctx, study);
+  }
+
+  async setArchived(ctx: OperationContext, id: string, archived: boolean): Promise<StudyDto> {
+    const study = await ctx.em.transactional(async (em) => {
+      const s = await this.#forWrite({ ...ctx, em }, id);
+      if (s.archived !== archived) {
+        s.archived = archived;
+        ctx.services.activity.record(em, ctx.actor, { eventType: 'study.archived', projectId: s.projectId, studyId: id, data: { archived } });
+      }
+      return s;
+    });
+    return this.#respond(ctx, study);
+  }
+
+  /** Moves a study (and so its assays) to another project; contributor on both; recorded on both. */
+  async move(ctx: OperationContext, id: string, projectId: string): Promise<StudyDto> {
+    const study = await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      const s = await this.#forWrite(tx, id);
+      if (s.projectId === projectId) return s;
+      ctx.services.permissions.assertContributor(await projectAccess(tx, projectId));
+      const fromProjectId = s.projectId;
+      s.projectId = projectId;
+      const data = { fromProjectId, toProjectId: projectId };
+      for (const side of [fromProjectId, projectId]) {
+        ctx.services.activity.record(em, ctx.actor, { eventType: 'study.moved', projectId: side, studyId: id, data });
+      }
+      return s;
+    });
+    return this.#respond(ctx, study);
+  }
+
+  async delete(ctx: OperationContext, id: string): Promise<void> {
+    await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      const s = await this.#forWrite(tx, id);
+      await this.extensions.runBeforeDelete(tx, [s]);
+      em.remove(s);
+      ctx.services.activity.record(em, ctx.actor, { eventType: 'study.deleted', projectId: s.projectId, studyId: id, data: { name: s.name } });
+    });
+  }
+
+  /** Cascade from project deletion: the studies' own children first, then the studies, in one go. */
+  async deleteOfProjects(ctx: OperationContext, projectIds: string[]): Promise<void> {
+    const studies = await ctx.em.find(Study, { projectId: { $in: projectIds }, organizationId: ctx.actor.organizationId });
+    await this.extensions.runBeforeDelete(ctx, studies);
+    await ctx.em.nativeDelete(Study, { projectId: { $in: projectIds }, organizationId: ctx.actor.organizationId });
+  }
+}

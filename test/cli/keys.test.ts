@@ -1,0 +1,121 @@
+import t from 'tap';
+import { startTestServer } from '../support/server.ts';
+import { runCli, type CliResult } from './labdata-cli.ts';
+
+// The CLI runs against the database of a running server: "works whether or not the server is running".
+const server = await startTestServer(t);
+const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { LABDATA_DATABASE_URL: server.databaseUrl, ...env });
+const org = await server.organization('Acme');
+const other = await server.organization('Other');
+const alice = await server.member(org);
+const bob = await server.member(org);
+const outsider = await server.admin(other);
+
+const tap = t;
+function assertRejected(t: Pick<typeof tap, 'not' | 'equal' | 'match'>, res: CliResult, reason: RegExp) {
+  t.not(res.code, 0, 'exits non-zero');
+  t.equal(res.stdout, '', 'prints nothing on stdout');
+  t.equal(res.reasons.length, 1, 'one reason line');
+  t.match(res.reasons[0], reason);
+}
+
+const keyCount = async () => Number((await server.sql<{ n: string }>('select count(*) as n from api_key'))[0].n);
+const createArgs = (extra: string[] = [], m = alice) => ['keys', 'create', '--user', m.userId, '--organization', m.organizationId, '--name', 'laptop', '--days', '30', ...extra];
+
+t.test('keys create prints the id and the key once; the key works', async (t) => {
+  for (const days of [7, 30, 90, 365]) {
+    const res = await cli(['keys', 'create', '--user', alice.userId, '--organization', org, '--name', `key-${days}`, '--days', String(days)]);
+    t.equal(res.code, 0, res.stderr);
+    t.same(Object.keys(res.json).sort(), ['id', 'key']);
+    t.match(res.json.key, new RegExp(`^key_${res.json.id}\\.[A-Za-z0-9_-]{43}$`));
+    t.equal((await server.get('/api/v1/projects', { key: res.json.key })).status, 200);
+    const [row] = await server.sql<{ name: string; expires_at: string; created_at: string; organization_user_id: string }>(
+      'select name, expires_at, created_at, organization_user_id from api_key where id = ?', [res.json.id]);
+    t.equal(row.name, `key-${days}`);
+    t.equal(row.organization_user_id, alice.organizationUserId);
+    const validFor = (new Date(row.expires_at).getTime() - new Date(row.created_at).getTime()) / 86_400_000;
+    t.ok(Math.abs(validFor - days) < 0.01, `valid for ${days} days`);
+  }
+  const max = await cli(['keys', 'create', '--user', alice.userId, '--organization', org, '--name', 'n'.repeat(64), '--days', '7']);
+  t.equal(max.code, 0, 'a 64-character name is allowed');
+});
+
+t.test('keys create refuses bad input with one line and creates nothing', async (t) => {
+  const before = await keyCount();
+  assertRejected(t, await cli(createArgs(['--days', '5'])), /days must be one of 7, 30, 90, 365/);
+  assertRejected(t, await cli(createArgs(['--name', 'x'.repeat(65)])), /at most 64 characters/);
+  assertRejected(t, await cli(createArgs(['--name', '   '])), /name must not be blank/);
+  assertRejected(t, await cli(['keys', 'create', '--user', alice.userId, '--organization', other, '--name', 'x', '--days', '7']), new RegExp(`${alice.userId}.*not a member.*${other}`));
+  assertRejected(t, await cli(['keys', 'create', '--user', alice.userId, '--organization', org, '--days', '7']), /--name is required/);
+  assertRejected(t, await cli(['keys', 'create', '--user', 'alice', '--organization', org, '--name', 'x', '--days', '7']), /UUID/);
+  assertRejected(t, await cli(createArgs(), { LABDATA_ENTERPRISE: 'false' }), /no API key can be created/);
+  t.equal(await keyCount(), before);
+});
+
+t.test('keys list shows metadata only, never the secret or its hash', async (t) => {
+  const created = (await cli(createArgs([], bob))).json;
+    const res = await cli(['keys', 'list', '--user', bob.userId]);
+  t.equal(res.code, 0, res.stderr);
+  t.equal(res.json.length, 2);
+  for (const item of res.json) {
+    t.same(Object.keys(item).sort(), ['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'organization', 'revokedAt']);
+    t.equal(item.organization, org);
+    t.equal(item.revokedAt, null);
+  }
+  const listed = res.json.find((k: { id: string }) => k.id === created.id);
+  t.match(listed, { name: 'laptop', createdAt: /^\d{4}-\d\d-\d\dT/, expiresAt: /^\d{4}-\d\d-\d\dT/ });
+  const secret = created.key.split('.')[1];
+  const [{ hash }] = await server.sql<{ hash: string }>("select encode(secret_hash, 'hex') as hash from api_key where id = ?", [created.id]);
+  t.notMatch(res.stdout, secret, 'no secret');
+  t.notMatch(res.stdout, hash, 'no hash (hex)');
+  t.notMatch(res.stdout, Buffer.from(hash, 'hex').toString('base64'), 'no hash (base64)');
+  t.same((await cli(['keys', 'list', '--user', outsider.userId])).json.map((k: { id: string }) => k.id), [outsider.keyId]);
+  assertRejected(t, await cli(['keys', 'list']), /--user is required/);
+});
+
+t.test('keys revoke prints the revocation; the key gets 401 from the next request on', async (t) => {
+  const created = (await cli(createArgs())).json;
+  t.equal((await server.get('/api/v1/projects', { key: created.key })).status, 200);
+  const res = await cli(['keys', 'revoke', created.id]);
+  t.equal(res.code, 0, res.stderr);
+  t.same(Object.keys(res.json).sort(), ['id', 'revokedAt']);
+  t.equal(res.json.id, created.id);
+  t.ok(!Number.isNaN(Date.parse(res.json.revokedAt)));
+  t.equal((await server.get('/api/v1/projects', { key: created.key })).status, 401);
+  const listed = (await cli(['keys', 'list', '--user', alice.userId])).json.find((k: { id: string }) => k.id === created.id);
+  t.equal(listed.revokedAt, res.json.revokedAt);
+  // Revoking again keeps the first revocation time.
+  t.equal((await cli(['keys', 'revoke', created.id])).json.revokedAt, res.json.revokedAt);
+  assertRejected(t, await cli(['keys', 'revoke', 'abcdefghijklmnopqrst']), /no API key with id abcdefghijklmnopqrst/);
+  assertRejected(t, await cli(['keys', 'revoke']), /KEY_ID is required/);
+  t.equal((await server.get('/api/v1/projects', { key: alice.key })).status, 200, 'other keys of the user keep working');
+});
+
+t.test('roles set prints the organization user and applies to the next request', async (t) => {
+  const carol = await server.member(org);
+  const priv = await server.post('/api/v1/projects', { code: 'P', name: 'Private', description: 'd', visibility: 'PRIVATE' }, { key: alice.key });
+  t.equal(priv.status, 201);
+  t.equal((await server.get(`/api/v1/projects/${priv.body.id}`, { key: carol.key })).status, 404);
+
+  const res = await cli(['roles', 'set', carol.organizationUserId, 'ORGANIZATION_ADMIN,ORGANIZATION_USER']);
+  t.equal(res.code, 0, res.stderr);
+  t.match(res.json, { id: carol.organizationUserId, organizationId: org, roles: ['ORGANIZATION_ADMIN', 'ORGANIZATION_USER'], status: 'ACTIVE', user: { id: carol.userId } });
+  t.equal((await server.get(`/api/v1/projects/${priv.body.id}`, { key: carol.key })).status, 200, 'an admin views every project');
+
+  const back = await cli(['roles', 'set', carol.organizationUserId, 'ORGANIZATION_USER']);
+  t.same(back.json.roles, ['ORGANIZATION_USER']);
+  t.equal((await server.get(`/api/v1/projects/${priv.body.id}`, { key: carol.key })).status, 404);
+});
+
+t.test('roles set refuses unknown roles and unknown organization users, changing nothing', async (t) => {
+  assertRejected(t, await cli(['roles', 'set', bob.organizationUserId, 'ORGANIZATION_USER,SUPERUSER']), /unknown role "SUPERUSER"/);
+  assertRejected(t, await cli(['roles', 'set', '00000000-0000-4000-8000-000000000000', 'ORGANIZATION_USER']), /no organization user with id 00000000-0000-4000-8000-000000000000/);
+  assertRejected(t, await cli(['roles', 'set', bob.organizationUserId]), /usage: roles set/);
+  const [row] = await server.sql<{ roles: string[] }>('select roles from organization_user where id = ?', [bob.organizationUserId]);
+  t.same(row.roles, ['ORGANIZATION_USER']);
+});
+
+t.test('an unknown verb is a one-line error', async (t) => {
+  assertRejected(t, await cli(['frobnicate']), /unknown verb "frobnicate"/);
+  assertRejected(t, await cli(['keys', 'rotate']), /unknown keys action "rotate"/);
+});

@@ -1,0 +1,62 @@
+// Runs the real launcher (`bin/labdata.js`) as an operator would, with this same node binary.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const projectRoot = resolve(import.meta.dirname, '../..');
+export const launcher = join(projectRoot, 'bin/labdata.js');
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as JSON (undefined when it is empty or not JSON). */
+  json: any;
+  /** The `labdata: ...` reason lines on stderr (logs are JSON lines and are left out). */
+  reasons: string[];
+}
+
+/** Environment for a CLI run: the test process's, minus anything that would pick another database. */
+export function cliEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = { ...process.env, LABDATA_LOG_LEVEL: 'warn' };
+  delete base.LABDATA_DATABASE_URL;
+  delete base.LABDATA_PLUGINS;
+  delete base.LABDATA_ENTERPRISE;
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) delete base[k];
+    else base[k] = v;
+  }
+  return base;
+}
+
+export function runCli(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
+  return new Promise((done, fail) => {
+    execFile(process.execPath, [launcher, ...args], { cwd: projectRoot, env: cliEnv(env), timeout: 60_000 }, (err, stdout, stderr) => {
+      if (err && typeof err.code !== 'number') return fail(err);
+      let json: unknown;
+      try {
+        json = stdout.trim() ? JSON.parse(stdout) : undefined;
+      } catch {
+        json = undefined;
+      }
+      const reasons = stderr.split('\n').filter((line) => line.startsWith('labdata:'));
+      done({ code: typeof err?.code === 'number' ? err.code : 0, stdout, stderr, json, reasons });
+    });
+  });
+}
+
+let tempDir: string | undefined;
+let tempCount = 0;
+
+/** Writes `content` (JSON-encoded unless a string) to a temporary file and returns its path. */
+export async function tempFile(content: unknown): Promise<string> {
+  if (!tempDir) {
+    const dir = (tempDir = mkdtempSync(join(tmpdir(), 'labdata-cli-')));
+    process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  const file = join(tempDir, `file-${++tempCount}.json`);
+  await writeFile(file, typeof content === 'string' ? content : JSON.stringify(content));
+  return file;
+}

@@ -1,0 +1,111 @@
+import t from 'tap';
+import { startTestServer, type Member } from '../../support/server.ts';
+
+const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies'] });
+const org = await server.organization();
+const other = await server.organization();
+const admin = await server.admin(org);
+const alice = await server.member(org);
+const bob = await server.member(org);
+const outsider = await server.admin(other);
+
+async function project(owner: Member, visibility = 'PRIVATE') {
+  const res = await server.post('/api/v1/projects', { code: 'P', name: 'P', description: 'd', visibility }, { key: owner.key });
+  return res.body as { id: string };
+}
+async function study(owner: Member, projectId: string, extra: Record<string, unknown> = {}) {
+  const res = await server.post('/api/v1/studies', { projectId, name: 'Study', ...extra }, { key: owner.key });
+  if (res.status !== 201) throw new Error(`create failed: ${res.status} ${res.text}`);
+  return res.body;
+}
+
+t.test('create: projectId required, contributor on the parent project, startDate normalised to UTC', async (t) => {
+  const p = await project(alice, 'PROTECTED');
+  const res = await server.post('/api/v1/studies', { projectId: p.id, name: 'S1', description: 'x', startDate: '2024-05-01T10:00:00+02:00' }, { key: alice.key });
+  t.equal(res.status, 201);
+  t.match(res.body, { projectId: p.id, name: 'S1', description: 'x', status: 'ACTIVE', archived: false, startDate: '2024-05-01T08:00:00.000Z', organizationId: org });
+  const dateOnly = await study(alice, p.id, { startDate: '2024-06-30' });
+  t.equal(dateOnly.startDate, '2024-06-30T00:00:00.000Z');
+
+  const missing = await server.post('/api/v1/studies', { name: 'S' }, { key: alice.key });
+  t.equal(missing.status, 400);
+  t.same(missing.body.errors, [{ field: 'projectId', message: 'is required' }]);
+  const badDate = await server.post('/api/v1/studies', { projectId: p.id, name: 'S', startDate: '2024-02-30' }, { key: alice.key });
+  t.equal(badDate.status, 400);
+  t.equal(badDate.body.errors[0].field, 'startDate');
+  t.equal((await server.post('/api/v1/studies', { projectId: p.id, name: 'S' }, { key: bob.key })).status, 403, 'viewer of a PROTECTED project');
+  const priv = await project(alice);
+  const hidden = await server.post('/api/v1/studies', { projectId: priv.id, name: 'S' }, { key: bob.key });
+  t.equal(hidden.status, 404);
+  t.match(hidden.body.message, new RegExp(`Project.*${priv.id}`));
+  t.equal((await server.post('/api/v1/studies', { projectId: p.id, name: 'S' }, { key: outsider.key })).status, 404);
+  const eln = await server.post('/api/v1/studies', { projectId: p.id, name: 'S', useElnB: true }, { key: alice.key });
+  t.equal(eln.status, 400);
+  t.match(eln.body.errors[0], { field: 'useElnB', message: /eln-b plugin is not enabled/ });
+
+  const [row] = await server.sql<{ event_type: string; project_id: string }>(`select event_type, project_id from activity where study_id = ?`, [res.body.id]);
+  t.same(row, { event_type: 'study.created', project_id: p.id });
+});
+
+t.test('studies follow their project: reads, lists and totals', async (t) => {
+  const priv = await project(alice);
+  const pub = await project(alice, 'PUBLIC');
+  const s1 = await study(alice, priv.id);
+  const s2 = await study(alice, pub.id);
+  t.equal((await server.get(`/api/v1/studies/${s1.id}`, { key: bob.key })).status, 404);
+  t.equal((await server.get(`/api/v1/studies/${s2.id}`, { key: bob.key })).status, 200);
+  t.equal((await server.get(`/api/v1/studies/${s1.id}`, { key: admin.key })).status, 200);
+  t.equal((await server.get(`/api/v1/studies/${s2.id}`, { key: outsider.key })).status, 404);
+  const byProject = await server.get(`/api/v1/projects/${priv.id}/studies`, { key: alice.key });
+  t.equal(byProject.status, 200);
+  t.same(byProject.body.content.map((s: { id: string }) => s.id), [s1.id]);
+  t.equal((await server.get(`/api/v1/projects/${priv.id}/studies`, { key: bob.key })).status, 404);
+  const bobs = await server.get('/api/v1/studies?size=200', { key: bob.key });
+  const ids = bobs.body.content.map((s: { id: string }) => s.id);
+  t.ok(ids.includes(s2.id));
+  t.notOk(ids.includes(s1.id));
+  t.equal(bobs.body.totalElements, ids.length);
+});
+
+t.test('update, status, archive with their activity', async (t) => {
+  const p = await project(alice, 'PROTECTED');
+  const s = await study(alice, p.id);
+  const upd = await server.put(`/api/v1/studies/${s.id}`, { name: 'Renamed', startDate: '2025-01-02' }, { key: alice.key });
+  t.equal(upd.status, 200);
+  t.match(upd.body, { name: 'Renamed', startDate: '2025-01-02T00:00:00.000Z' });
+  t.equal((await server.put(`/api/v1/studies/${s.id}`, { name: 'x' }, { key: bob.key })).status, 403);
+  t.equal((await server.put(`/api/v1/studies/${s.id}`, { status: 'COMPLETE' }, { key: alice.key })).status, 400);
+  const status = await server.post(`/api/v1/studies/${s.id}/status`, { status: 'COMPLETE' }, { key: alice.key });
+  t.equal(status.status, 200);
+  t.equal(status.body.status, 'COMPLETE');
+  const arch = await server.post(`/api/v1/studies/${s.id}/archive?archived=true`, undefined, { key: alice.key });
+  t.match(arch.body, { archived: true, status: 'COMPLETE' });
+  const rows = await server.sql<{ event_type: string; data: Record<string, unknown> }>(`select event_type, data from activity where study_id = ? order by date`, [s.id]);
+  t.same(rows.map((r) => r.event_type), ['study.created', 'study.updated', 'study.status_changed', 'study.archived']);
+  t.same(rows[2].data, { oldStatus: 'ACTIVE', newStatus: 'COMPLETE' });
+});
+
+t.test('move needs contribution on both projects and is recorded on both', async (t) => {
+  const from = await project(alice, 'PUBLIC');
+  const to = await project(alice, 'PROTECTED');
+  const s = await study(alice, from.id);
+  t.equal((await server.request('PATCH', `/api/v1/studies/${s.id}/move`, { key: bob.key, body: { projectId: to.id } })).status, 403, 'bob contributes to the source only');
+  const hidden = await project(alice);
+  t.equal((await server.request('PATCH', `/api/v1/studies/${s.id}/move`, { key: bob.key, body: { projectId: hidden.id } })).status, 404);
+  const moved = await server.request('PATCH', `/api/v1/studies/${s.id}/move`, { key: alice.key, body: { projectId: to.id } });
+  t.equal(moved.status, 200);
+  t.equal(moved.body.projectId, to.id);
+  const rows = await server.sql<{ project_id: string; data: Record<string, unknown> }>(`select project_id, data from activity where study_id = ? and event_type = 'study.moved' order by project_id`, [s.id]);
+  t.same(rows.map((r) => r.project_id).sort(), [from.id, to.id].sort());
+  t.same(rows[0].data, { fromProjectId: from.id, toProjectId: to.id });
+});
+
+t.test('delete a study; deleting a project deletes its studies', async (t) => {
+  const p = await project(alice);
+  const s1 = await study(alice, p.id);
+  const s2 = await study(alice, p.id);
+  t.equal((await server.delete(`/api/v1/studies/${s1.id}`, { key: alice.key })).status, 204);
+  t.equal((await server.get(`/api/v1/studies/${s1.id}`, { key: alice.key })).status, 404);
+  t.equal((await server.delete(`/api/v1/projects/${p.id}`, { key: alice.key })).status, 204);
+  t.same(await server.sql('select id from study where id = ?', [s2.id]), []);
+});
