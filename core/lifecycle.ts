@@ -1,7 +1,9 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { defineWrite, type OperationContext } from './kernel/operations.ts';
 import { BadRequestError, ConflictError } from './errors.ts';
-import { IdParams, StringEnum } from './schemas.ts';
+import { p } from '@mikro-orm/core';
+import { IdParams, StringEnum, Timestamp, Uuid } from './schemas.ts';
+import { isoDate, raw, type Sql } from './db/sql.ts';
 
 /**
  * The lifecycle shared by projects, studies and assays (spec, "States"): provisioning moves a
@@ -115,4 +117,55 @@ export function archiveWrite<R extends TSchema>(opts: LifecycleWriteOptions<R>, 
     response: opts.response,
     run: (ctx, { params, query }) => run(ctx, params.id, query.archived ?? true) as never,
   });
+}
+
+/** Columns every lifecycle record has, spread into its `defineEntity` properties. */
+export function lifecycleEntityProperties() {
+  return {
+    status: p.string(),
+    archived: p.boolean(),
+    createdById: p.uuid(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    version: p.integer().version(),
+  };
+}
+
+/** Response properties every lifecycle record has. */
+export function lifecycleProperties(kind: string) {
+  return {
+    status: StringEnum(LIFECYCLE_STATUSES, { description: 'Changed only through the status operation' }),
+    archived: Type.Boolean({ description: 'Set through the archive operation' }),
+    createdById: Uuid({ description: `Organization user who created the ${kind}` }),
+    createdAt: Timestamp(),
+    updatedAt: Timestamp(),
+    version: Type.Integer({ description: 'Optimistic-lock version; send it back on update to detect concurrent changes' }),
+  };
+}
+
+/** The lifecycle columns of table alias `a`, named as the entity properties. */
+export function lifecycleColumns(a: string): Sql {
+  return raw(`${a}.status, ${a}.archived, ${a}.created_by_id as "createdById", ${a}.created_at as "createdAt",
+    ${a}.updated_at as "updatedAt", ${a}.version`);
+}
+
+export interface LifecycleShape {
+  status: string;
+  archived: boolean;
+  createdById: string;
+  createdAt: Date | string;
+  updatedAt: Date | string;
+  version: number;
+}
+
+/** The lifecycle part of a DTO, from an entity or a row selected with `lifecycleColumns`. */
+export function lifecycleDto(r: LifecycleShape) {
+  return {
+    status: r.status as LifecycleStatus,
+    archived: r.archived,
+    createdById: r.createdById,
+    createdAt: isoDate(r.createdAt)!,
+    updatedAt: isoDate(r.updatedAt)!,
+    version: r.version,
+  };
 }

@@ -18,5 +18,6 @@ export { ACTIVITY_CATEGORIES, type ActivityCategory } from './activity/index.ts'
 export { Uuid, NotBlank, Timestamp, DateInput, Nullable, IdParams, StringEnum, parseDateInput } from './schemas.ts';
 export type { EntityManager } from '@mikro-orm/postgresql';
 export { defineEntity, p } from '@mikro-orm/core';
-export { LIFECYCLE_STATUSES, LIFECYCLE_TRANSITIONS, StatusBody, ArchiveQuery, transition, mergeUpdate, statusWrite, archiveWrite, type LifecycleStatus } from './lifecycle.ts';
+export { LIFECYCLE_STATUSES, LIFECYCLE_TRANSITIONS, StatusBody, ArchiveQuery, transition, mergeUpdate, statusWrite, archiveWrite, lifecycleEntityProperties,
+  lifecycleProperties, lifecycleColumns, lifecycleDto, type LifecycleStatus, type LifecycleShape } from './lifecycle.ts';
 export { Type, type Static, type TSchema, type TObject } from '@sinclair/typebox';

@@ -1,4 +1,4 @@
-import { defineEntity, p } from '../../core/public.ts';
+import { defineEntity, lifecycleEntityProperties, p } from '../../core/public.ts';
 
 export const Project = defineEntity({
   name: 'Project',
@@ -10,11 +10,6 @@ export const Project = defineEntity({
     name: p.string(),
     description: p.string(),
     visibility: p.string(),
-    status: p.string(),
-    archived: p.boolean(),
-    createdById: p.uuid(),
-    createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
-    version: p.integer().version(),
+    ...lifecycleEntityProperties(),
   },
 });

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { LIFECYCLE_STATUSES, NotBlank, StringEnum, Timestamp, Uuid, VISIBILITIES } from '../../core/public.ts';
+import { lifecycleProperties, NotBlank, StringEnum, Uuid, VISIBILITIES } from '../../core/public.ts';
 
 
 const Visibility = StringEnum(VISIBILITIES, { description: 'Who may view the project' });
@@ -13,12 +13,7 @@ export function projectSchema(extra: Record<string, TSchema>) {
       name: Type.String(),
       description: Type.String(),
       visibility: Visibility,
-      status: StringEnum(LIFECYCLE_STATUSES),
-      archived: Type.Boolean(),
-      createdById: Uuid({ description: 'Organization user who created the project' }),
-      createdAt: Timestamp(),
-      updatedAt: Timestamp(),
-      version: Type.Integer({ description: 'Optimistic-lock version; send it back on update to detect concurrent changes' }),
+      ...lifecycleProperties('project'),
       ...extra,
   });
 }

@@ -2,9 +2,10 @@ import crypto from 'node:crypto';
 import {
   NotFoundError,
   fetchPage,
-  isoDate,
+  lifecycleColumns,
+  lifecycleDto,
+  type LifecycleShape,
   queryOne,
-  raw,
   sql,
   type OperationContext,
   type PageRequest,
@@ -19,15 +20,10 @@ import { projectContributableBy, projectVisibleTo, type ProjectRecord } from './
 import type { CreateBody, UpdateBody } from './schemas.ts';
 
 /** Columns aliased to the entity's property names, so rows and entities share one mapper. */
-const columns = raw(`p.id, p.organization_id as "organizationId", p.code, p.name, p.description, p.visibility, p.status,
-  p.archived, p.created_by_id as "createdById", p.created_at as "createdAt", p.updated_at as "updatedAt", p.version`);
+const columns = sql`p.id, p.organization_id as "organizationId", p.code, p.name, p.description, p.visibility, ${lifecycleColumns('p')}`;
 
-interface ProjectShape extends ProjectRecord {
+interface ProjectShape extends ProjectRecord, LifecycleShape {
   description: string;
-  createdById: string;
-  createdAt: Date | string;
-  updatedAt: Date | string;
-  version: number;
 }
 
 export type ProjectDto = ReturnType<typeof toDto>;
@@ -40,12 +36,7 @@ function toDto(p: ProjectShape) {
     name: p.name,
     description: p.description,
     visibility: p.visibility as Visibility,
-    status: p.status as LifecycleStatus,
-    archived: p.archived,
-    createdById: p.createdById,
-    createdAt: isoDate(p.createdAt)!,
-    updatedAt: isoDate(p.updatedAt)!,
-    version: p.version,
+    ...lifecycleDto(p),
   };
 }
 

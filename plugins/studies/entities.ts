@@ -1,4 +1,4 @@
-import { defineEntity, p } from '../../core/public.ts';
+import { defineEntity, lifecycleEntityProperties, p } from '../../core/public.ts';
 
 export const Study = defineEntity({
   name: 'Study',
@@ -9,12 +9,7 @@ export const Study = defineEntity({
     projectId: p.uuid(),
     name: p.string(),
     description: p.string().nullable(),
-    status: p.string(),
     startDate: p.datetime().nullable(),
-    archived: p.boolean(),
-    createdById: p.uuid(),
-    createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
-    version: p.integer().version(),
+    ...lifecycleEntityProperties(),
   },
 });

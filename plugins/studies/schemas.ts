@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { DateInput, LIFECYCLE_STATUSES, NotBlank, Nullable, StringEnum, Timestamp, Uuid } from '../../core/public.ts';
+import { DateInput, lifecycleProperties, NotBlank, Nullable, Timestamp, Uuid } from '../../core/public.ts';
 
 export function studySchema(extra: Record<string, TSchema>) {
   return Type.Object({
@@ -8,13 +8,8 @@ export function studySchema(extra: Record<string, TSchema>) {
     projectId: Uuid({ description: 'Parent project' }),
     name: Type.String(),
     description: Nullable(Type.String()),
-    status: StringEnum(LIFECYCLE_STATUSES),
     startDate: Nullable(Timestamp({ description: 'ISO 8601 UTC' })),
-    archived: Type.Boolean(),
-    createdById: Uuid({ description: 'Organization user who created the study' }),
-    createdAt: Timestamp(),
-    updatedAt: Timestamp(),
-    version: Type.Integer({ description: 'Optimistic-lock version; send it back on update to detect concurrent changes' }),
+    ...lifecycleProperties('study'),
     ...extra,
   });
 }

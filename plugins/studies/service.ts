@@ -2,6 +2,9 @@ import crypto from 'node:crypto';
 import {
   fetchPage,
   isoDate,
+  lifecycleColumns,
+  lifecycleDto,
+  type LifecycleShape,
   mergeUpdate,
   NotFoundError,
   parseDateInput,
@@ -20,18 +23,12 @@ import { studyAccess, type StudyRecord } from './extensions.ts';
 import type { CreateBody, UpdateBody } from './schemas.ts';
 
 /** Columns aliased to the entity's property names, so rows and entities share one mapper. */
-const columns = raw(`s.id, s.organization_id as "organizationId", s.project_id as "projectId", s.name, s.description, s.status,
-  s.start_date as "startDate", s.archived, s.created_by_id as "createdById", s.created_at as "createdAt",
-  s.updated_at as "updatedAt", s.version`);
+const columns = sql`s.id, s.organization_id as "organizationId", s.project_id as "projectId", s.name, s.description,
+  s.start_date as "startDate", ${lifecycleColumns('s')}`;
 
-interface StudyShape extends StudyRecord {
+interface StudyShape extends StudyRecord, LifecycleShape {
   description?: string | null;
   startDate?: Date | string | null;
-  archived: boolean;
-  createdById: string;
-  createdAt: Date | string;
-  updatedAt: Date | string;
-  version: number;
 }
 
 function toDto(s: StudyShape) {
@@ -41,13 +38,8 @@ function toDto(s: StudyShape) {
     projectId: s.projectId,
     name: s.name,
     description: s.description ?? null,
-    status: s.status as LifecycleStatus,
     startDate: isoDate(s.startDate ?? null),
-    archived: s.archived,
-    createdById: s.createdById,
-    createdAt: isoDate(s.createdAt)!,
-    updatedAt: isoDate(s.updatedAt)!,
-    version: s.version,
+    ...lifecycleDto(s),
   };
 }
 

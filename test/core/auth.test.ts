@@ -3,7 +3,7 @@ import { startTestServer, type Member } from '../support/server.ts';
 
 const server = await startTestServer(t);
 const org = await server.organization('Acme');
-const admin = await server.admin(org);
+await server.admin(org);
 const alice = await server.member(org);
 
 async function createProject(owner: Member, visibility = 'PRIVATE'): Promise<{ id: string }> {
