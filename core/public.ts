@@ -2,7 +2,8 @@
  * The public plugin API: everything a plugin (built-in or third-party) may import from the
  * kernel. Third parties import it as `labdata/plugin-api`.
  */
-export { definePlugin, type PluginDefinition, type SetupContext, type RegisterContext } from './kernel/plugin.ts';
+export { definePlugin, type PluginDefinition, type SetupContext, type RegisterContext, type BootstrapContext, type BootstrapSection } from './kernel/plugin.ts';
+export { AdminError as BootstrapError } from './cli/admin.ts';
 export { createExtensionPoint, type ExtensionPoint } from './kernel/extension-points.ts';
 export { defineRead, defineWrite, type OperationContext, type ReadDefinition, type WriteDefinition, type PageResult } from './kernel/operations.ts';
 export { RecordExtensions, type RecordField, type RecordOutput, type RecordHook, type DeleteHook } from './kernel/record-extensions.ts';

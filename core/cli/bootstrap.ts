@@ -1,4 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Kernel } from '../kernel/kernel.ts';
+import type { BootstrapContext, BootstrapSection } from '../kernel/plugin.ts';
 import { Organization, OrganizationUser, User } from '../entities/index.ts';
 import {
   AdminError,
@@ -15,9 +17,10 @@ import {
 type Item = Record<string, unknown>;
 type Output = Record<string, Record<string, unknown>>;
 
-/** Sections of the contract's bootstrap file whose plugins do not exist yet. */
-const NOT_YET = ['assayTypes', 'storageDrives', 'integrations', 'personalIntegrations', 'notes'];
-const SECTIONS = ['organizations', 'users', 'teams', 'apiKeys', ...NOT_YET];
+/** The kernel's own sections; the others belong to plugins. */
+const KERNEL_SECTIONS = ['organizations', 'users', 'teams', 'apiKeys'];
+/** Sections the contract names, whose plugin may not be enabled in a deployment. */
+const CONTRACT_PLUGIN_SECTIONS = ['assayTypes', 'storageDrives', 'integrations', 'personalIntegrations', 'notes'];
 
 function list(file: Item, section: string): Item[] {
   const value = file[section];
@@ -69,9 +72,14 @@ async function resolve(em: EntityManager, refs: Refs, value: unknown, entity: ty
  * Applies a bootstrap file in one transaction: any bad item rolls everything back, so a
  * failed run changes nothing. Returns the contract's output (ids and key secrets by ref).
  */
-export async function applyBootstrap(em: EntityManager, file: unknown, enterprise: boolean): Promise<Output> {
+export async function applyBootstrap(em: EntityManager, file: unknown, kernel: Kernel): Promise<Output> {
+  const { enterprise } = kernel.services.config;
   if (!file || typeof file !== 'object' || Array.isArray(file)) throw new AdminError('the bootstrap file must hold a JSON object');
   const doc = file as Item;
+  const handlers = new Map<string, BootstrapSection>();
+  for (const plugin of kernel.plugins) for (const [name, handler] of Object.entries(plugin.bootstrap ?? {})) handlers.set(name, handler);
+  const NOT_YET = CONTRACT_PLUGIN_SECTIONS.filter((name) => !handlers.has(name));
+  const SECTIONS = [...KERNEL_SECTIONS, ...handlers.keys(), ...NOT_YET];
   for (const key of Object.keys(doc)) {
     if (!SECTIONS.includes(key)) throw new AdminError(`unknown section "${key}" (known: ${SECTIONS.join(', ')})`);
   }
@@ -156,6 +164,25 @@ export async function applyBootstrap(em: EntityManager, file: unknown, enterpris
         throw new AdminError(`${where}: ${e.message}`);
       });
       if (typeof item.ref === 'string') (out.apiKeys ??= {})[item.ref] = key;
+    }
+    await tx.flush();
+
+    // Plugin sections, in plugin dependency order (a section may point at an earlier one's refs).
+    const context: BootstrapContext = {
+      em: tx,
+      services: kernel.services,
+      label,
+      organization: (value, where) => resolve(tx, orgs, value, Organization, where),
+      user: (value, where) => resolve(tx, users, value, User, where),
+      organizationUser: async (user, organizationId, where) => organizationUserOf(await resolve(tx, users, user, User, where), organizationId, where),
+      ref: (section, value) => (typeof value === 'string' ? (out[section]?.[value] as { id: string } | undefined)?.id : undefined),
+    };
+    for (const [name, handler] of handlers) {
+      const items = list(doc, name);
+      if (items.length === 0) continue;
+      const created = await handler(context, items);
+      await tx.flush();
+      if (Object.keys(created).length) out[name] = created;
     }
     return out;
   });

@@ -82,7 +82,7 @@ async function main(argv: string[]) {
       } catch (e) {
         throw new AdminError(`bootstrap: cannot read ${file}: ${(e as Error).message.split('\n')[0]}`);
       }
-      return withRuntime(async (rt) => print(await applyBootstrap(rt.orm.em.fork(), parsed, rt.config.enterprise)));
+      return withRuntime(async (rt) => print(await applyBootstrap(rt.orm.em.fork(), parsed, rt.kernel)));
     }
     case 'keys':
       return keys(args);

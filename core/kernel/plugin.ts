@@ -1,4 +1,5 @@
 import type { EntitySchema } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ActivityCategory } from '../activity/index.ts';
 import type { MigrationDefinition } from '../db/orm.ts';
@@ -26,6 +27,29 @@ export interface RegisterContext {
   write(def: WriteDefinition): void;
 }
 
+/** What a bootstrap section handler gets: the file's transaction and ref resolution. */
+export interface BootstrapContext {
+  em: EntityManager;
+  services: KernelServices;
+  /** `"<section> \"<ref>\""` or `<section>[i]`: how an error names the item. */
+  label(section: string, item: Record<string, unknown>, index: number): string;
+  /** An organization by ref of this file or by existing id; an unknown one fails naming `where`. */
+  organization(value: unknown, where: string): Promise<string>;
+  /** A user by ref of this file or by existing id. */
+  user(value: unknown, where: string): Promise<string>;
+  /** The organization user of a user (ref or id) in an organization. */
+  organizationUser(user: unknown, organizationId: string, where: string): Promise<string>;
+  /** The id behind a ref of another (earlier) plugin section of this file, e.g. `storageDrives`. */
+  ref(section: string, value: unknown): string | undefined;
+}
+
+/**
+ * A section of the bootstrap file that a plugin provisions (contract, "Bootstrap file"). It runs
+ * inside the file's single transaction; throw `BootstrapError` with a message naming the item.
+ * Returns the output entries by ref (`{ id }`).
+ */
+export type BootstrapSection = (ctx: BootstrapContext, items: Record<string, unknown>[]) => Promise<Record<string, { id: string }>>;
+
 /**
  * What a plugin module exports (default export, or a named `plugin`). State a plugin needs
  * across phases (its extension registries, services) is created in `setup` and returned: it is
@@ -42,6 +66,8 @@ export interface PluginDefinition<S = any> {
   migrations?: MigrationDefinition[];
   /** Event types this plugin records, with their category. */
   events?: Record<string, ActivityCategory>;
+  /** Bootstrap-file sections this plugin provisions, by section name. */
+  bootstrap?: Record<string, BootstrapSection>;
   setup?(ctx: SetupContext): S;
   register?(ctx: RegisterContext, state: S): void;
 }

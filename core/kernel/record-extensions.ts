@@ -40,6 +40,7 @@ export class RecordExtensions<R extends { id: string }> {
   #outputs = new Map<string, RecordOutput>();
   #beforeDelete: DeleteHook<R>[] = [];
   #afterCreate: RecordHook<R>[] = [];
+  #onCreate: RecordHook<R>[] = [];
 
   /**
    * @param reserved field names the owner documents but leaves to other plugins
@@ -68,6 +69,15 @@ export class RecordExtensions<R extends { id: string }> {
   /** Children that must go when the record goes (studies of a project, ...); runs in the delete transaction. */
   beforeDelete(hook: DeleteHook<R>): void {
     this.#beforeDelete.push(hook);
+  }
+
+  /** Runs inside the create transaction, after the record and its fields are written (e.g. default children). */
+  onCreate(hook: RecordHook<R>): void {
+    this.#onCreate.push(hook);
+  }
+
+  async runOnCreate(ctx: OperationContext, record: R): Promise<void> {
+    for (const hook of this.#onCreate) await hook(ctx, record);
   }
 
   /** Runs after the create transaction committed; never changes the response; failures are logged. */

@@ -105,6 +105,7 @@ export class ProjectService {
       await ctx.services.permissions.addMember(em, ctx.actor, p.id, ctx.actor.organizationUserId);
       await em.flush();
       await this.extensions.saveFields(tx, p, body, 'create');
+      await this.extensions.runOnCreate(tx, p);
       ctx.services.activity.record(em, ctx.actor, {
         eventType: 'project.created',
         projectId: p.id,

@@ -110,6 +110,7 @@ export class StudyService {
       });
       await em.flush();
       await this.extensions.saveFields(tx, s, body, 'create');
+      await this.extensions.runOnCreate(tx, s);
       ctx.services.activity.record(em, ctx.actor, { eventType: 'study.created', projectId: s.projectId, studyId: s.id, data: { name: s.name } });
       return s;
     });

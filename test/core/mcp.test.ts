@@ -122,8 +122,11 @@ t.test('every tool returns exactly the REST JSON of the equivalent GET', async (
       t.notOk(result.isError, `${read.name} ${JSON.stringify(input)} succeeds`);
       t.same(result.structuredContent, rest.body, `${read.name} ${JSON.stringify(input)}: structuredContent is the REST body`);
       t.equal(resultText(result), rest.text, `${read.name} ${JSON.stringify(input)}: text content is the REST body, byte for byte`);
-      if (read.paged && input.size === 2 && input.page !== 99) {
-        t.equal((result.structuredContent as { content: unknown[] }).content.length, 2, `${read.name} page ${input.page} is full`);
+      if (read.paged && input.size === 2) {
+        // A page holds min(size, what is left) items, whatever the plugin and its seed data.
+        const page = result.structuredContent as { content: unknown[]; totalElements: number };
+        const expected = Math.max(0, Math.min(2, page.totalElements - (input.page as number) * 2));
+        t.equal(page.content.length, expected, `${read.name} page ${input.page} holds ${expected} items`);
       }
     }
   }

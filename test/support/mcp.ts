@@ -29,3 +29,31 @@ export function resultText(result: CallToolResult): string {
   const block = result.content.find((c) => c.type === 'text');
   return block && block.type === 'text' ? block.text : '';
 }
+
+interface Assert {
+  equal(actual: unknown, expected: unknown, message?: string): void;
+  same(actual: unknown, expected: unknown, message?: string): void;
+  notOk(value: unknown, message?: string): void;
+}
+
+/**
+ * Calls a tool and the equivalent REST GET as the same user and asserts the tool's
+ * structuredContent and text are exactly the REST body (spec: "The result mirrors the JSON of
+ * the equivalent REST GET"). `restPath` is under /api/v1 and carries the same page/size.
+ */
+export async function expectToolMatchesRest(
+  t: Assert,
+  server: { get(path: string, opts: { key: string }): Promise<{ status: number; text: string; body: unknown }> },
+  client: Client,
+  key: string,
+  tool: string,
+  args: Record<string, unknown>,
+  restPath: string,
+): Promise<void> {
+  const rest = await server.get('/api/v1' + restPath, { key });
+  t.equal(rest.status, 200, `GET ${restPath}`);
+  const result = await callTool(client, tool, args);
+  t.notOk(result.isError, `${tool} ${JSON.stringify(args)} succeeds: ${result.isError ? resultText(result) : ''}`);
+  t.same(result.structuredContent, rest.body, `${tool} ${JSON.stringify(args)} equals GET ${restPath}`);
+  t.equal(resultText(result), rest.text, `${tool}: text content is the REST body`);
+}
