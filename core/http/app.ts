@@ -137,7 +137,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     { prefix: '/api/i' },
   );
 
-  registerMcp(app, { tools: buildTools(kernel.reads), orm, services: kernel.services, allowedHosts: config.mcpAllowedHosts, auth });
+  // The host the server is bound to is a name clients legitimately use (unless it is a wildcard).
+  const boundHost = ['0.0.0.0', '::', ''].includes(config.host) ? [] : [config.host];
+  registerMcp(app, { tools: buildTools(kernel.reads), orm, services: kernel.services, allowedHosts: [...boundHost, ...config.mcpAllowedHosts], auth });
 
   await app.register(
     async (docs) => {
