@@ -22,3 +22,4 @@ export { defineEntity, p } from '@mikro-orm/core';
 export { LIFECYCLE_STATUSES, LIFECYCLE_TRANSITIONS, StatusBody, ArchiveQuery, transition, mergeUpdate, statusWrite, archiveWrite, lifecycleEntityProperties,
   lifecycleProperties, lifecycleColumns, lifecycleDto, type LifecycleStatus, type LifecycleShape } from './lifecycle.ts';
 export { Type, type Static, type TSchema, type TObject } from '@sinclair/typebox';
+export type { ParentAccess, ParentKind, ParentRegistry } from './parents.ts';

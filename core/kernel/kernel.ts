@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import { ActivityService } from '../activity/index.ts';
 import { PermissionService } from '../permissions/index.ts';
+import { ParentRegistry } from '../parents.ts';
 import { kernelEntities } from '../entities/index.ts';
 import { kernelMigrations } from '../entities/migrations.ts';
 import type { MigrationDefinition } from '../db/orm.ts';
@@ -28,7 +29,7 @@ export interface Kernel {
  * operations. Nothing touches Fastify or the database here.
  */
 export function assembleKernel(config: Config, plugins: PluginDefinition[], log: FastifyBaseLogger): Kernel {
-  const services: KernelServices = { config, permissions: new PermissionService(), activity: new ActivityService() };
+  const services: KernelServices = { config, permissions: new PermissionService(), activity: new ActivityService(), parents: new ParentRegistry() };
   const extensions = new ExtensionRegistry();
   const reads: ReadDefinition[] = [];
   const writes: WriteDefinition[] = [];

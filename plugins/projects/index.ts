@@ -2,7 +2,7 @@ import { archiveWrite, definePlugin, defineRead, defineWrite, IdParams, RecordEx
 import { Project } from './entities.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
-import { projectExtensions, RESERVED_PROJECT_FIELDS, type ProjectRecord } from './extensions.ts';
+import { projectAccess, projectExtensions, RESERVED_PROJECT_FIELDS, type ProjectRecord } from './extensions.ts';
 import { createBodySchema, projectSchema, updateBodySchema, type CreateBody, type UpdateBody } from './schemas.ts';
 import { ProjectService, projectSort } from './service.ts';
 
@@ -20,6 +20,16 @@ export default definePlugin({
   setup(ctx) {
     const extensions = new RecordExtensions<ProjectRecord>('project', RESERVED_PROJECT_FIELDS);
     ctx.provide(projectExtensions, extensions);
+    ctx.services.parents.register('projects', {
+      kind: 'project',
+      segment: 'projects',
+      label: 'Project',
+      access: async (op, id) => {
+        const { canContribute } = await projectAccess(op, id);
+        return { kind: 'project', id, projectId: id, studyId: null, assayId: null, canContribute };
+      },
+      projectIdOf: (parentId) => parentId,
+    });
     return new ProjectService(extensions);
   },
   register(ctx, service) {

@@ -5,13 +5,14 @@ import {
   defineWrite,
   IdParams,
   RecordExtensions,
+  sql,
   statusWrite,
 } from '../../core/public.ts';
 import { projectExtensions } from '../projects/extensions.ts';
 import { Study } from './entities.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
-import { RESERVED_STUDY_FIELDS, studyExtensions, type StudyRecord } from './extensions.ts';
+import { RESERVED_STUDY_FIELDS, studyAccessById, studyExtensions, type StudyRecord } from './extensions.ts';
 import { MoveBody, ProjectParams, createBodySchema, studySchema, updateBodySchema, type CreateBody, type UpdateBody } from './schemas.ts';
 import { StudyService, studySort } from './service.ts';
 
@@ -30,6 +31,16 @@ export default definePlugin({
     const extensions = new RecordExtensions<StudyRecord>('study', RESERVED_STUDY_FIELDS);
     const service = new StudyService(extensions);
     ctx.provide(studyExtensions, extensions);
+    ctx.services.parents.register('studies', {
+      kind: 'study',
+      segment: 'studies',
+      label: 'Study',
+      access: async (op, id) => {
+        const study = await studyAccessById(op, id);
+        return { kind: 'study', id, projectId: study.projectId, studyId: id, assayId: null, canContribute: study.canContribute };
+      },
+      projectIdOf: (parentId) => sql`(select ps.project_id from study ps where ps.id = ${parentId})`,
+    });
     // Deleting a project deletes its studies (and, through this plugin's own hook, their children).
     ctx.use(projectExtensions).beforeDelete((op, projects) => service.deleteOfProjects(op, projects.map((p) => p.id)));
     return service;
