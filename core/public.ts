@@ -17,9 +17,14 @@ export { fetchPage, pageSchema, type PageRequest, type SortSpec } from './pagina
 export { VISIBILITIES, type Visibility, type AccessColumns } from './permissions/index.ts';
 export { ACTIVITY_CATEGORIES, type ActivityCategory } from './activity/index.ts';
 export { Uuid, NotBlank, Timestamp, DateInput, Nullable, IdParams, StringEnum, parseDateInput } from './schemas.ts';
+export { validateInput } from './http/validation.ts';
 export type { EntityManager } from '@mikro-orm/postgresql';
 export { defineEntity, p } from '@mikro-orm/core';
 export { LIFECYCLE_STATUSES, LIFECYCLE_TRANSITIONS, StatusBody, ArchiveQuery, transition, mergeUpdate, statusWrite, archiveWrite, lifecycleEntityProperties,
   lifecycleProperties, lifecycleColumns, lifecycleDto, type LifecycleStatus, type LifecycleShape } from './lifecycle.ts';
 export { Type, type Static, type TSchema, type TObject } from '@sinclair/typebox';
 export type { ParentAccess, ParentKind, ParentRegistry } from './parents.ts';
+export { OrganizationRecords, type OrganizationRecordSpec } from './organization-records.ts';
+/** Kernel tables plugins may write through (teams, project access). */
+export { Team, TeamMember, ProjectMember, OrganizationUser } from './entities/index.ts';
+export { OrganizationUserSchema, organizationUserColumns, toOrganizationUserDto, type OrganizationUserRow, type OrganizationUserDto } from './entities/dto.ts';

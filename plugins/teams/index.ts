@@ -1,0 +1,95 @@
+import { definePlugin, defineRead, defineWrite, IdParams } from '../../core/public.ts';
+import { events } from './events.ts';
+import { CreateTeamBody, TeamSchema, UpdateTeamBody, UserIdsBody } from './schemas.ts';
+import { TeamService, teamSort } from './service.ts';
+
+const tags = ['Teams'];
+
+/** Teams: reusable groups of organization users; project access can be granted to a team at once. */
+export default definePlugin({
+  name: 'teams',
+  version: '1.0.0',
+  description: 'Teams (list and get for members; create, update and membership for organization admins)',
+  dependsOn: ['users'],
+  events,
+  setup: () => new TeamService(),
+  register(ctx, service) {
+    ctx.read(
+      defineRead({
+        name: 'list_teams',
+        description: 'List the teams of the caller\'s organization with their members.',
+        path: '/teams',
+        tags,
+        response: TeamSchema,
+        paged: { sort: teamSort },
+        run: (c, _input, page) => service.list(c, page),
+      }),
+    );
+    ctx.read(
+      defineRead({
+        name: 'get_team',
+        description: 'Get one team with its members.',
+        path: '/teams/:id',
+        tags,
+        params: IdParams,
+        response: TeamSchema,
+        run: (c, { id }) => service.get(c, id),
+      }),
+    );
+    ctx.write(
+      defineWrite({
+        method: 'POST',
+        operationId: 'create_team',
+        description: 'Create a team. Organization admins only.',
+        path: '/teams',
+        tags,
+        body: CreateTeamBody,
+        status: 201,
+        response: TeamSchema,
+        run: (c, { body }) => service.create(c, body),
+      }),
+    );
+    ctx.write(
+      defineWrite({
+        method: 'PUT',
+        operationId: 'update_team',
+        description: 'Update a team: name, description, active flag and (when `userIds` is given) the member list. Organization admins only.',
+        path: '/teams/:id',
+        tags,
+        params: IdParams,
+        body: UpdateTeamBody,
+        status: 200,
+        response: TeamSchema,
+        run: (c, { params, body }) => service.update(c, params.id, body),
+      }),
+    );
+    ctx.write(
+      defineWrite({
+        method: 'POST',
+        operationId: 'add_team_users',
+        description: 'Add users to a team (idempotent). Organization admins only.',
+        path: '/teams/:id/users',
+        tags,
+        params: IdParams,
+        body: UserIdsBody,
+        status: 200,
+        response: TeamSchema,
+        run: (c, { params, body }) => service.addUsers(c, params.id, body.userIds),
+      }),
+    );
+    ctx.write(
+      defineWrite({
+        method: 'DELETE',
+        operationId: 'remove_team_users',
+        description: 'Remove users from a team (idempotent). Organization admins only.',
+        path: '/teams/:id/users',
+        tags,
+        params: IdParams,
+        body: UserIdsBody,
+        status: 200,
+        response: TeamSchema,
+        run: (c, { params, body }) => service.removeUsers(c, params.id, body.userIds),
+      }),
+    );
+  },
+});

@@ -1,0 +1,167 @@
+import crypto from 'node:crypto';
+import {
+  fetchPage,
+  isoDate,
+  mergeUpdate,
+  NotFoundError,
+  organizationUserColumns,
+  query,
+  raw,
+  sql,
+  Team,
+  TeamMember,
+  toOrganizationUserDto,
+  ValidationError,
+  type OperationContext,
+  type OrganizationUserRow,
+  type PageRequest,
+} from '../../core/public.ts';
+import type { CreateTeamBodyT, TeamDto, UpdateTeamBodyT } from './schemas.ts';
+
+const columns = raw(`t.id, t.organization_id as "organizationId", t.name, t.description, t.active,
+  t.created_at as "createdAt", t.updated_at as "updatedAt", t.version`);
+
+interface TeamShape {
+  id: string;
+  organizationId: string;
+  name: string;
+  description?: string | null;
+  active: boolean;
+  createdAt: Date | string;
+  updatedAt: Date | string;
+  version: number;
+}
+
+export const teamSort = {
+  fields: { name: 't.name', createdAt: 't.created_at', updatedAt: 't.updated_at' },
+  default: ['name,asc'],
+  tiebreaker: 't.id',
+};
+
+export class TeamService {
+  /** Teams with their members: one query for the teams, one for all their members. */
+  async #withMembers(ctx: OperationContext, teams: TeamShape[]): Promise<TeamDto[]> {
+    if (teams.length === 0) return [];
+    const rows = await query<OrganizationUserRow & { team_id: string }>(
+      ctx.em,
+      sql`select tm.team_id, ${organizationUserColumns} from team_member tm
+            join organization_user ou on ou.id = tm.organization_user_id
+            join app_user u on u.id = ou.user_id
+           where tm.team_id in (${teams.map((t) => t.id)})
+           order by u.display_name, ou.id`,
+    );
+    return teams.map((t) => ({
+      id: t.id,
+      organizationId: t.organizationId,
+      name: t.name,
+      description: t.description ?? null,
+      active: t.active,
+      members: rows.filter((r) => r.team_id === t.id).map(toOrganizationUserDto),
+      createdAt: isoDate(t.createdAt)!,
+      updatedAt: isoDate(t.updatedAt)!,
+      version: t.version,
+    }));
+  }
+
+  async list(ctx: OperationContext, page: PageRequest) {
+    const from = sql`from team t where t.organization_id = ${ctx.actor.organizationId}`;
+    const { rows, total } = await fetchPage<TeamShape>(ctx.em, { columns, from }, page);
+    return { items: await this.#withMembers(ctx, rows), total };
+  }
+
+  async get(ctx: OperationContext, id: string): Promise<TeamDto> {
+    const [dto] = await this.#withMembers(ctx, [await this.#find(ctx, id)]);
+    return dto;
+  }
+
+  async #find(ctx: OperationContext, id: string) {
+    const team = await ctx.em.findOne(Team, { id, organizationId: ctx.actor.organizationId });
+    if (!team) throw new NotFoundError('Team', id);
+    return team;
+  }
+
+  /** Organization-user ids for the given user or organization-user ids; anything else is a 400. */
+  async #members(ctx: OperationContext, ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await query<{ id: string; user_id: string }>(
+      ctx.em,
+      sql`select ou.id, ou.user_id from organization_user ou
+           where ou.organization_id = ${ctx.actor.organizationId} and (ou.id in (${ids}) or ou.user_id in (${ids}))`,
+    );
+    const unknown = ids.filter((id) => !rows.some((r) => r.id === id || r.user_id === id));
+    if (unknown.length) {
+      throw new ValidationError(unknown.map((id) => ({ field: 'userIds', message: `${id} is not a user of this organization` })));
+    }
+    return [...new Set(ids.map((id) => rows.find((r) => r.id === id || r.user_id === id)!.id))];
+  }
+
+  async #current(ctx: OperationContext, teamId: string): Promise<string[]> {
+    return (await ctx.em.find(TeamMember, { teamId })).map((m) => m.organizationUserId);
+  }
+
+  /** Adds and removes members, recording each direction as GOVERNANCE activity. */
+  async #changeMembers(ctx: OperationContext, teamId: string, add: string[], remove: string[]) {
+    const current = new Set(await this.#current(ctx, teamId));
+    const added = add.filter((id) => !current.has(id));
+    const removed = remove.filter((id) => current.has(id));
+    for (const organizationUserId of added) ctx.em.create(TeamMember, { teamId, organizationUserId });
+    if (removed.length) await ctx.em.nativeDelete(TeamMember, { teamId, organizationUserId: { $in: removed } });
+    if (added.length) ctx.services.activity.record(ctx.em, ctx.actor, { eventType: 'team.members_added', data: { teamId, organizationUserIds: added } });
+    if (removed.length) ctx.services.activity.record(ctx.em, ctx.actor, { eventType: 'team.members_removed', data: { teamId, organizationUserIds: removed } });
+  }
+
+  async create(ctx: OperationContext, body: CreateTeamBodyT): Promise<TeamDto> {
+    ctx.services.permissions.assertAdmin(ctx.actor);
+    const id = await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      const members = await this.#members(tx, body.userIds ?? []);
+      const team = em.create(Team, {
+        id: crypto.randomUUID(),
+        organizationId: ctx.actor.organizationId,
+        name: body.name,
+        description: body.description ?? null,
+        active: body.active ?? true,
+      });
+      ctx.services.activity.record(em, ctx.actor, { eventType: 'team.created', data: { teamId: team.id, name: team.name } });
+      await em.flush();
+      await this.#changeMembers(tx, team.id, members, []);
+      return team.id;
+    });
+    return this.get(ctx, id);
+  }
+
+  async update(ctx: OperationContext, id: string, body: UpdateTeamBodyT): Promise<TeamDto> {
+    ctx.services.permissions.assertAdmin(ctx.actor);
+    await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      const team = await this.#find(tx, id);
+      const changed = mergeUpdate('team', team, body, ['name', 'description', 'active'], {});
+      if (changed.length) ctx.services.activity.record(em, ctx.actor, { eventType: 'team.updated', data: { teamId: id, fields: changed } });
+      if (body.userIds) {
+        const wanted = await this.#members(tx, body.userIds);
+        const current = await this.#current(tx, id);
+        await this.#changeMembers(tx, id, wanted, current.filter((m) => !wanted.includes(m)));
+      }
+    });
+    return this.get(ctx, id);
+  }
+
+  async addUsers(ctx: OperationContext, id: string, userIds: string[]): Promise<TeamDto> {
+    return this.#editMembers(ctx, id, userIds, 'add');
+  }
+
+  async removeUsers(ctx: OperationContext, id: string, userIds: string[]): Promise<TeamDto> {
+    return this.#editMembers(ctx, id, userIds, 'remove');
+  }
+
+  async #editMembers(ctx: OperationContext, id: string, userIds: string[], direction: 'add' | 'remove'): Promise<TeamDto> {
+    ctx.services.permissions.assertAdmin(ctx.actor);
+    await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      await this.#find(tx, id);
+      const members = await this.#members(tx, userIds);
+      await this.#changeMembers(tx, id, direction === 'add' ? members : [], direction === 'remove' ? members : []);
+    });
+    return this.get(ctx, id);
+  }
+}

@@ -1,0 +1,57 @@
+import t from 'tap';
+import { startTestServer, type Member } from '../../support/server.ts';
+
+const server = await startTestServer(t, { plugins: ['users', 'teams', 'projects', 'project-access'] });
+const org = await server.organization();
+const other = await server.organization();
+const admin = await server.admin(org);
+const alice = await server.member(org);
+const bob = await server.member(org);
+const carol = await server.member(org);
+const outsider = await server.admin(other);
+
+async function project(owner: Member, visibility: string) {
+  const res = await server.post('/api/v1/projects', { code: 'P', name: 'P', description: 'd', visibility }, { key: owner.key });
+  return res.body as { id: string };
+}
+const view = async (m: Member, id: string) => (await server.get(`/api/v1/projects/${id}`, { key: m.key })).status;
+const edit = async (m: Member, id: string) => (await server.put(`/api/v1/projects/${id}`, { name: 'n' }, { key: m.key })).status;
+
+t.test('granting a user makes them a member from the next request on; revoking takes it back', async (t) => {
+  const p = await project(alice, 'PRIVATE');
+  t.equal(await view(bob, p.id), 404);
+  const granted = await server.post(`/api/v1/projects/${p.id}/access`, { userId: bob.userId }, { key: alice.key });
+  t.equal(granted.status, 201);
+  t.match(granted.body, { projectId: p.id, organizationUserId: bob.organizationUserId, teamId: null });
+  t.same([await view(bob, p.id), await edit(bob, p.id)], [200, 200]);
+  const dup = await server.post(`/api/v1/projects/${p.id}/access`, { organizationUserId: bob.organizationUserId }, { key: alice.key });
+  t.equal(dup.status, 409);
+  const list = await server.get(`/api/v1/projects/${p.id}/access`, { key: bob.key });
+  t.equal(list.status, 200);
+  t.equal(list.body.totalElements, 2, 'the creator and bob');
+  t.equal((await server.delete(`/api/v1/projects/${p.id}/access/${granted.body.id}`, { key: alice.key })).status, 204);
+  t.equal(await view(bob, p.id), 404);
+  const rows = await server.sql<{ event_type: string; category: string }>(`select event_type, category from activity where project_id = ? and event_type like 'project.access%' order by date`, [p.id]);
+  t.same(rows, [{ event_type: 'project.access_granted', category: 'GOVERNANCE' }, { event_type: 'project.access_revoked', category: 'GOVERNANCE' }]);
+});
+
+t.test('a team grant reaches every active member of an active team', async (t) => {
+  const p = await project(alice, 'PROTECTED');
+  const team = await server.post('/api/v1/teams', { name: 'Lab', userIds: [carol.userId] }, { key: admin.key });
+  t.equal(await edit(carol, p.id), 403, 'PROTECTED: carol may view only');
+  t.equal((await server.post(`/api/v1/projects/${p.id}/access`, { teamId: team.body.id }, { key: alice.key })).status, 201);
+  t.equal(await edit(carol, p.id), 200, 'contributes through the team');
+  await server.put(`/api/v1/teams/${team.body.id}`, { active: false }, { key: admin.key });
+  t.equal(await edit(carol, p.id), 403, 'an inactive team grants nothing');
+});
+
+t.test('who may manage access', async (t) => {
+  const p = await project(alice, 'PROTECTED');
+  t.equal((await server.get(`/api/v1/projects/${p.id}/access`, { key: bob.key })).status, 200, 'viewers list');
+  t.equal((await server.post(`/api/v1/projects/${p.id}/access`, { userId: bob.userId }, { key: bob.key })).status, 403, 'viewers do not grant');
+  t.equal((await server.post(`/api/v1/projects/${p.id}/access`, { userId: bob.userId }, { key: outsider.key })).status, 404);
+  t.equal((await server.post(`/api/v1/projects/${p.id}/access`, { userId: outsider.userId }, { key: alice.key })).status, 400, 'users of another organization');
+  const both = await server.post(`/api/v1/projects/${p.id}/access`, { userId: bob.userId, teamId: bob.userId }, { key: alice.key });
+  t.equal(both.status, 400);
+  t.equal((await server.post(`/api/v1/projects/${p.id}/access`, { userId: bob.userId }, { key: admin.key })).status, 201, 'admins manage any project');
+});

@@ -1,0 +1,75 @@
+import t from 'tap';
+import { startTestServer } from '../../support/server.ts';
+import { connectMcp, expectToolMatchesRest, callTool } from '../../support/mcp.ts';
+
+const server = await startTestServer(t, { plugins: ['users', 'teams'] });
+const org = await server.organization();
+const other = await server.organization();
+const admin = await server.admin(org);
+const alice = await server.member(org);
+const bob = await server.member(org);
+const outsider = await server.admin(other);
+
+async function team(body: Record<string, unknown>) {
+  const res = await server.post('/api/v1/teams', body, { key: admin.key });
+  if (res.status !== 201) throw new Error(`team create failed: ${res.status} ${res.text}`);
+  return res.body;
+}
+
+t.test('admins create teams with members given as user ids or organization-user ids', async (t) => {
+  const res = await server.post('/api/v1/teams', { name: 'Biology', description: 'Wet lab', userIds: [alice.userId, bob.organizationUserId] }, { key: admin.key });
+  t.equal(res.status, 201);
+  t.match(res.body, { name: 'Biology', description: 'Wet lab', active: true, organizationId: org });
+  t.same(res.body.members.map((m: { id: string }) => m.id).sort(), [alice.organizationUserId, bob.organizationUserId].sort());
+  t.match(res.body.members[0], { organizationId: org, user: { id: String }, roles: Array, status: 'ACTIVE' });
+  const rows = await server.sql<{ event_type: string; category: string; data: { organizationUserIds?: string[] } }>(
+    `select event_type, category, data from activity where data->>'teamId' = ? order by event_type`, [res.body.id]);
+  t.same(rows.map((r) => [r.event_type, r.category]), [['team.created', 'ADMINISTRATIVE'], ['team.members_added', 'GOVERNANCE']]);
+});
+
+t.test('writes are for organization admins only; users must belong to the organization', async (t) => {
+  t.equal((await server.post('/api/v1/teams', { name: 'X' }, { key: alice.key })).status, 403);
+  const tm = await team({ name: 'Chem' });
+  const forbidden = await server.put(`/api/v1/teams/${tm.id}`, { name: 'Y' }, { key: alice.key });
+  t.equal(forbidden.status, 403);
+  t.equal(forbidden.text, '');
+  t.equal((await server.post(`/api/v1/teams/${tm.id}/users`, { userIds: [bob.userId] }, { key: bob.key })).status, 403);
+  t.equal((await server.request('DELETE', `/api/v1/teams/${tm.id}/users`, { key: bob.key, body: { userIds: [bob.userId] } })).status, 403);
+  const foreign = await server.post(`/api/v1/teams/${tm.id}/users`, { userIds: [outsider.userId] }, { key: admin.key });
+  t.equal(foreign.status, 400);
+  t.same(foreign.body.errors, [{ field: 'userIds', message: `${outsider.userId} is not a user of this organization` }]);
+  t.equal((await server.put(`/api/v1/teams/${tm.id}`, { name: 'Y' }, { key: outsider.key })).status, 404, 'another organization');
+  const blank = await server.post('/api/v1/teams', { name: ' ' }, { key: admin.key });
+  t.same(blank.body.errors, [{ field: 'name', message: 'must not be blank' }]);
+});
+
+t.test('add and remove users (idempotent), update replaces the member list', async (t) => {
+  const tm = await team({ name: 'Ops' });
+  const added = await server.post(`/api/v1/teams/${tm.id}/users`, { userIds: [alice.userId, bob.userId] }, { key: admin.key });
+  t.equal(added.status, 200);
+  t.equal(added.body.members.length, 2);
+  const again = await server.post(`/api/v1/teams/${tm.id}/users`, { userIds: [alice.userId] }, { key: admin.key });
+  t.equal(again.body.members.length, 2);
+  const removed = await server.request('DELETE', `/api/v1/teams/${tm.id}/users`, { key: admin.key, body: { userIds: [bob.userId] } });
+  t.equal(removed.status, 200);
+  t.same(removed.body.members.map((m: { id: string }) => m.id), [alice.organizationUserId]);
+  const replaced = await server.put(`/api/v1/teams/${tm.id}`, { active: false, userIds: [bob.organizationUserId] }, { key: admin.key });
+  t.match(replaced.body, { active: false, name: 'Ops' });
+  t.same(replaced.body.members.map((m: { id: string }) => m.id), [bob.organizationUserId]);
+  const stale = await server.put(`/api/v1/teams/${tm.id}`, { name: 'Z', version: tm.version }, { key: admin.key });
+  t.equal(stale.status, 409);
+});
+
+t.test('members read teams of their organization; tools equal REST', async (t) => {
+  const tm = await team({ name: 'Readers', userIds: [alice.userId] });
+  const list = await server.get('/api/v1/teams?sort=name,asc', { key: bob.key });
+  t.equal(list.status, 200);
+  t.ok(list.body.content.some((x: { id: string }) => x.id === tm.id));
+  t.equal((await server.get(`/api/v1/teams/${tm.id}`, { key: outsider.key })).status, 404);
+  const client = await connectMcp(server.url, { key: bob.key, teardown: (fn) => t.teardown(fn) });
+  await expectToolMatchesRest(t, server, client, bob.key, 'list_teams', { page: 0, size: 2 }, '/teams?page=0&size=2');
+  await expectToolMatchesRest(t, server, client, bob.key, 'get_team', { id: tm.id }, `/teams/${tm.id}`);
+  const outsiderClient = await connectMcp(server.url, { key: outsider.key, teardown: (fn) => t.teardown(fn) });
+  const hidden = await callTool(outsiderClient, 'get_team', { id: tm.id });
+  t.equal(hidden.isError, true);
+});
