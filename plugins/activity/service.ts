@@ -1,0 +1,110 @@
+import {
+  ACTIVITY_CATEGORIES,
+  fetchPage,
+  isoDate,
+  NotFoundError,
+  organizationUserColumns,
+  queryOne,
+  raw,
+  sql,
+  toOrganizationUserDto,
+  ValidationError,
+  type ActivityCategory,
+  type OperationContext,
+  type OrganizationUserRow,
+  type PageRequest,
+  type Sql,
+} from '../../core/public.ts';
+import { projectVisibleTo } from '../projects/extensions.ts';
+
+const columns = sql`a.id, a.event_type, a.category, a.data, a.date, a.organization_id, a.project_id, a.study_id, a.assay_id,
+  a.organization_user_id, ${organizationUserColumns}`;
+const joins = raw('join organization_user ou on ou.id = a.organization_user_id join app_user u on u.id = ou.user_id');
+
+interface ActivityRow extends OrganizationUserRow {
+  id: string;
+  event_type: string;
+  category: ActivityCategory;
+  data: Record<string, unknown>;
+  date: string;
+  organization_id: string;
+  project_id: string | null;
+  study_id: string | null;
+  assay_id: string | null;
+  organization_user_id: string;
+}
+
+function toDto(r: ActivityRow) {
+  return {
+    id: r.id,
+    eventType: r.event_type,
+    category: r.category,
+    data: r.data,
+    date: isoDate(r.date)!,
+    organizationId: r.organization_id,
+    projectId: r.project_id,
+    studyId: r.study_id,
+    assayId: r.assay_id,
+    organizationUserId: r.organization_user_id,
+    user: toOrganizationUserDto(r),
+  };
+}
+
+export const activitySort = { fields: { date: 'a.date' }, default: ['date,desc'], tiebreaker: 'a.id' };
+
+/** `?category=A&category=B` and `?category=A,B` alike; unknown values are a 400. */
+export function parseCategories(values: string[] | undefined): ActivityCategory[] | undefined {
+  if (!values) return undefined;
+  const list = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  const unknown = list.filter((v) => !(ACTIVITY_CATEGORIES as readonly string[]).includes(v));
+  if (unknown.length) {
+    throw new ValidationError([{ field: 'category', message: `unknown category "${unknown[0]}"; one of ${ACTIVITY_CATEGORIES.join(', ')}` }]);
+  }
+  return list.length ? [...new Set(list)] as ActivityCategory[] : undefined;
+}
+
+/**
+ * Which activity the actor sees (README, "Activity visibility"): admins everything of their
+ * organization; others the records of projects they may view, and organization-level records
+ * (no project) except ADMINISTRATIVE ones that someone else performed. Records of deleted
+ * projects are visible to admins only.
+ */
+function visible(ctx: OperationContext): Sql {
+  const scope = sql`a.organization_id = ${ctx.actor.organizationId}`;
+  if (ctx.actor.isAdmin) return scope;
+  return sql`${scope} and (
+    (a.project_id is null and (a.category <> 'ADMINISTRATIVE' or a.organization_user_id = ${ctx.actor.organizationUserId}))
+    or exists (select 1 from project p where p.id = a.project_id and ${projectVisibleTo(ctx.services, ctx.actor, 'p')}))`;
+}
+
+export interface FeedFilter {
+  projectId?: string;
+  studyId?: string;
+  assayId?: string;
+  organizationUserId?: string;
+  categories?: ActivityCategory[];
+}
+
+export async function listActivity(ctx: OperationContext, filter: FeedFilter, page: PageRequest) {
+  const conditions: Sql[] = [visible(ctx)];
+  if (filter.projectId) conditions.push(sql`a.project_id = ${filter.projectId}`);
+  if (filter.studyId) conditions.push(sql`a.study_id = ${filter.studyId}`);
+  if (filter.assayId) conditions.push(sql`a.assay_id = ${filter.assayId}`);
+  if (filter.organizationUserId) conditions.push(sql`a.organization_user_id = ${filter.organizationUserId}`);
+  if (filter.categories) conditions.push(sql`a.category in (${filter.categories})`);
+  const where = conditions.reduce((acc, c) => sql`${acc} and ${c}`);
+  const { rows, total } = await fetchPage<ActivityRow>(ctx.em, { columns, from: sql`from activity a ${joins} where ${where}` }, page);
+  return { items: rows.map(toDto), total };
+}
+
+export async function getActivity(ctx: OperationContext, id: string) {
+  const row = await queryOne<ActivityRow>(ctx.em, sql`select ${columns} from activity a ${joins} where a.id = ${id} and ${visible(ctx)}`);
+  if (!row) throw new NotFoundError('Activity', id);
+  return toDto(row);
+}
+
+/** 404 unless the organization user belongs to the caller's organization. */
+export async function assertOrganizationUser(ctx: OperationContext, id: string): Promise<void> {
+  const row = await queryOne(ctx.em, sql`select 1 from organization_user where id = ${id} and organization_id = ${ctx.actor.organizationId}`);
+  if (!row) throw new NotFoundError('OrganizationUser', id);
+}

@@ -1,0 +1,94 @@
+import t from 'tap';
+import { startTestServer, type Member } from '../../support/server.ts';
+import { callTool, connectMcp, expectToolMatchesRest } from '../../support/mcp.ts';
+
+const server = await startTestServer(t, { plugins: ['users', 'teams', 'projects', 'studies', 'activity'] });
+const org = await server.organization();
+const other = await server.organization();
+const admin = await server.admin(org);
+const alice = await server.member(org);
+const bob = await server.member(org);
+const outsider = await server.admin(other);
+
+async function project(owner: Member, visibility: string) {
+  return (await server.post('/api/v1/projects', { code: 'P', name: 'P', description: 'd', visibility }, { key: owner.key })).body as { id: string };
+}
+
+const priv = await project(alice, 'PRIVATE');
+const pub = await project(alice, 'PUBLIC');
+const study = (await server.post('/api/v1/studies', { projectId: pub.id, name: 'S' }, { key: alice.key })).body as { id: string };
+await server.post(`/api/v1/studies/${study.id}/status`, { status: 'ON_HOLD' }, { key: bob.key });
+await server.post('/api/v1/teams', { name: 'T', userIds: [bob.userId] }, { key: admin.key });
+await project(outsider, 'PUBLIC');
+
+type Row = { id: string; eventType: string; category: string; projectId: string | null; date: string };
+const ids = (rows: Row[]) => rows.map((r) => r.id);
+
+t.test('the feed is newest first, with the record shape of the spec', async (t) => {
+  const res = await server.get('/api/v1/activity?size=50', { key: admin.key });
+  t.equal(res.status, 200);
+  const rows: Row[] = res.body.content;
+  t.same([...rows].sort((a, b) => b.date.localeCompare(a.date)).map((r) => r.date), rows.map((r) => r.date), 'newest first');
+  const statusChange = res.body.content.find((r: Row) => r.eventType === 'study.status_changed');
+  t.match(statusChange, {
+    category: 'RESEARCH',
+    data: { oldStatus: 'ACTIVE', newStatus: 'ON_HOLD' },
+    organizationId: org,
+    projectId: pub.id,
+    studyId: study.id,
+    assayId: null,
+    organizationUserId: bob.organizationUserId,
+    user: { id: bob.organizationUserId, organizationId: org, user: { id: bob.userId }, roles: ['ORGANIZATION_USER'], status: 'ACTIVE' },
+  });
+  t.notOk(rows.some((r) => r.projectId && r.projectId !== priv.id && r.projectId !== pub.id), 'no other organization');
+});
+
+t.test('a caller sees only activity of records they may view', async (t) => {
+  const bobs: Row[] = (await server.get('/api/v1/activity?size=100', { key: bob.key })).body.content;
+  t.notOk(bobs.some((r) => r.projectId === priv.id), 'not the PRIVATE project of someone else');
+  t.ok(bobs.some((r) => r.projectId === pub.id));
+  t.notOk(bobs.some((r) => r.category === 'ADMINISTRATIVE'), 'organization-level ADMINISTRATIVE records are for admins');
+  t.ok(bobs.some((r) => r.eventType === 'team.members_added'), 'GOVERNANCE team membership is visible');
+  const privRecord = (await server.get('/api/v1/activity?size=100', { key: alice.key })).body.content.find((r: Row) => r.projectId === priv.id);
+  t.equal((await server.get(`/api/v1/activity/${privRecord.id}`, { key: bob.key })).status, 404);
+  t.equal((await server.get(`/api/v1/activity/${privRecord.id}`, { key: alice.key })).status, 200);
+  t.equal((await server.get(`/api/v1/activity/${privRecord.id}`, { key: outsider.key })).status, 404);
+  const page = await server.get('/api/v1/activity?size=1', { key: bob.key });
+  t.equal(page.body.totalElements, bobs.length, 'totals count only what the caller sees');
+});
+
+t.test('category filter: repeatable or comma-separated, values checked', async (t) => {
+  const repeated: Row[] = (await server.get('/api/v1/activity?category=GOVERNANCE&category=ADMINISTRATIVE&size=100', { key: admin.key })).body.content;
+  const comma: Row[] = (await server.get('/api/v1/activity?category=GOVERNANCE,ADMINISTRATIVE&size=100', { key: admin.key })).body.content;
+  t.same(ids(repeated), ids(comma));
+  t.ok(repeated.length > 0);
+  t.ok(repeated.every((r) => ['GOVERNANCE', 'ADMINISTRATIVE'].includes(r.category)));
+  const bad = await server.get('/api/v1/activity?category=FUN', { key: admin.key });
+  t.equal(bad.status, 400);
+  t.equal(bad.body.errors[0].field, 'category');
+});
+
+t.test('per project, study and organization user', async (t) => {
+  const byProject: Row[] = (await server.get(`/api/v1/projects/${pub.id}/activity`, { key: bob.key })).body.content;
+  t.ok(byProject.length >= 3);
+  t.ok(byProject.every((r) => r.projectId === pub.id));
+  t.equal((await server.get(`/api/v1/projects/${priv.id}/activity`, { key: bob.key })).status, 404);
+  const byStudy: Row[] = (await server.get(`/api/v1/studies/${study.id}/activity`, { key: bob.key })).body.content;
+  t.same(byStudy.map((r) => r.eventType), ['study.status_changed', 'study.created']);
+  const byUser: Row[] = (await server.get(`/api/v1/organization-users/${alice.organizationUserId}/activity?size=100`, { key: bob.key })).body.content;
+  t.ok(byUser.length > 0);
+  t.notOk(byUser.some((r) => r.projectId === priv.id), 'still filtered by visibility');
+  t.equal((await server.get(`/api/v1/organization-users/${outsider.organizationUserId}/activity`, { key: bob.key })).status, 404);
+});
+
+t.test('tools equal REST', async (t) => {
+  const client = await connectMcp(server.url, { key: bob.key, teardown: (fn) => t.teardown(fn) });
+  await expectToolMatchesRest(t, server, client, bob.key, 'list_activities', { page: 0, size: 3 }, '/activity?page=0&size=3');
+  await expectToolMatchesRest(t, server, client, bob.key, 'list_activities', { category: ['GOVERNANCE'] }, '/activity?category=GOVERNANCE');
+  await expectToolMatchesRest(t, server, client, bob.key, 'list_activities_by_project', { id: pub.id }, `/projects/${pub.id}/activity`);
+  await expectToolMatchesRest(t, server, client, bob.key, 'list_activities_by_study', { id: study.id, size: 1 }, `/studies/${study.id}/activity?size=1`);
+  await expectToolMatchesRest(t, server, client, bob.key, 'list_activities_by_user', { id: alice.organizationUserId }, `/organization-users/${alice.organizationUserId}/activity`);
+  const one: Row = (await server.get('/api/v1/activity?size=1', { key: bob.key })).body.content[0];
+  await expectToolMatchesRest(t, server, client, bob.key, 'get_activity', { id: one.id }, `/activity/${one.id}`);
+  t.equal((await callTool(client, 'list_activities_by_project', { id: priv.id })).isError, true);
+});
