@@ -26,6 +26,25 @@ import { addMembership, createOrganization, createUser, issueKey } from '../core
 const PROJECTS = Number(process.env.BENCH_PROJECTS ?? 5000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const ACTIVITY = Number(process.env.BENCH_ACTIVITY ?? 1_000_000);
+
+/** Median wall time of `n` sequential GETs (after one warm-up). */
+async function timeGet(url: string, headers: Record<string, string>, ca: string, n = 5): Promise<number> {
+  const agent = new https.Agent({ keepAlive: true, ca });
+  const once = () =>
+    new Promise<number>((resolve, reject) => {
+      const started = performance.now();
+      https.get(url, { agent, headers }, (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 200 ? resolve(performance.now() - started) : reject(new Error(`HTTP ${res.statusCode}`))));
+      }).on('error', reject);
+    });
+  await once();
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) times.push(await once());
+  agent.destroy();
+  return Number(times.sort((a, b) => a - b)[Math.floor(n / 2)].toFixed(1));
+}
 
 async function load(url: string, headers: Record<string, string>, ca: string) {
   const agent = new https.Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca });
@@ -137,9 +156,35 @@ async function main() {
         order by p.created_at desc, p.id limit 20`,
       [organizationId, organizationUserId],
     );
+    // The activity feed on a large table: ACTIVITY records spread over the projects, newest first.
+    await em.execute(
+      `insert into activity (id, organization_id, event_type, category, data, date, project_id, organization_user_id)
+       select gen_random_uuid(), ?, 'project.updated', (array['RESEARCH','GOVERNANCE','ADMINISTRATIVE'])[1 + i % 3], '{}'::jsonb,
+              now() - make_interval(secs => i), (select id from project where organization_id = ? offset (i % ?) limit 1), ?
+         from generate_series(1, ?) i`,
+      [organizationId, organizationId, Math.min(PROJECTS, 200), organizationUserId, ACTIVITY],
+    );
+    await em.execute('vacuum analyze activity');
+    const feedUrl = `https://127.0.0.1:${servicePort}/api/v1/activity?size=20`;
+    const feed = {
+      records: ACTIVITY,
+      firstPageMs: await timeGet(feedUrl, headers, tls.cert),
+      researchOnlyMs: await timeGet(feedUrl + '&category=RESEARCH', headers, tls.cert),
+      byProjectMs: await timeGet(`https://127.0.0.1:${servicePort}/api/v1/projects/${(await em.execute(`select id from project where organization_id = ? and visibility = 'PUBLIC' limit 1`, [organizationId]))[0].id}/activity?size=20`, headers, tls.cert),
+    };
+    const feedPlan = await em.execute(
+      `explain (analyze, costs off) select count(*) from activity a
+        where a.organization_id = ? and ((a.project_id is null and a.organization_user_id = ?)
+          or exists (select 1 from project p where p.id = a.project_id and p.organization_id = ?
+            and (p.visibility in ('PUBLIC','PROTECTED') or exists (select 1 from project_member pm where pm.project_id = p.id and pm.organization_user_id = ?))))
+        `,
+      [organizationId, organizationUserId, organizationId, organizationUserId],
+    );
     console.log(
       JSON.stringify(
         {
+          activityFeed: feed,
+          activityFeedCountPlan: feedPlan.map((row) => Object.values(row)[0]),
           projects: PROJECTS,
           concurrency: CONCURRENCY,
           service,

@@ -33,13 +33,19 @@ export const ArchiveQuery = Type.Object({
 
 /**
  * Applies a caller's status change: undefined when it is already the status (nothing to do),
- * else the old status; an illegal change is a 400 naming both states.
+ * else the old status; an illegal change is a 400 naming both states. Records with their own
+ * status set (assay types) pass their own transition table.
  */
-export function transition(kind: string, record: { status: string }, target: LifecycleStatus): LifecycleStatus | undefined {
-  const from = record.status as LifecycleStatus;
+export function transition<S extends string = LifecycleStatus>(
+  kind: string,
+  record: { status: string },
+  target: S,
+  transitions: Record<string, readonly S[]> = LIFECYCLE_TRANSITIONS as Record<string, readonly string[]> as Record<string, readonly S[]>,
+): S | undefined {
+  const from = record.status as S;
   if (from === target) return undefined;
-  if (!LIFECYCLE_TRANSITIONS[from]?.includes(target)) {
-    throw new BadRequestError(`A ${kind} cannot change status from ${from} to ${target}`);
+  if (!transitions[from]?.includes(target)) {
+    throw new BadRequestError(`${/^[aeiou]/i.test(kind) ? 'An' : 'A'} ${kind} cannot change status from ${from} to ${target}`);
   }
   record.status = target;
   return from;

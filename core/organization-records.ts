@@ -81,10 +81,10 @@ export class OrganizationRecords<E extends { id: string }, Dto> {
    * PUT as projects do it (`mergeUpdate`): omitted fields keep their value, a stale `version` is
    * a 409. Activity is recorded only when a field actually changed.
    */
-  async update(ctx: OperationContext, id: string, body: Record<string, unknown>, editable: string[]): Promise<Dto> {
+  async update(ctx: OperationContext, id: string, body: Record<string, unknown>, editable: (keyof E & string)[]): Promise<Dto> {
     const record = await this.#write(ctx, async (em) => {
       const r = await this.#find(em, ctx, id);
-      const fields = mergeUpdate(this.spec.noun, r as E & { version: number }, body, editable as never[], {});
+      const fields = mergeUpdate(this.spec.noun, r as E & { version: number }, body, editable, {});
       if (fields.length) {
         ctx.services.activity.record(em, ctx.actor, { eventType: `${this.spec.noun}.updated`, data: { ...this.spec.summary(r), fields } });
       }
@@ -162,7 +162,7 @@ export class OrganizationRecords<E extends { id: string }, Dto> {
   }
 
   /** PUT /<plural>/:id, merging the `editable` fields given (see `update`). */
-  updateWrite(opts: OperationOptions & { body: TObject; editable: string[] }): WriteDefinition {
+  updateWrite(opts: OperationOptions & { body: TObject; editable: (keyof E & string)[] }): WriteDefinition {
     return defineWrite({
       method: 'PUT',
       operationId: `update_${this.spec.noun}`,

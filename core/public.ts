@@ -28,3 +28,4 @@ export { OrganizationRecords, type OrganizationRecordSpec } from './organization
 /** Kernel tables plugins may write through (teams, project access). */
 export { Team, TeamMember, ProjectMember, OrganizationUser } from './entities/index.ts';
 export { OrganizationUserSchema, organizationUserColumns, toOrganizationUserDto, type OrganizationUserRow, type OrganizationUserDto } from './entities/dto.ts';
+export { parentParam, parentParams, parentOf, contributableParentOf, attachedTo, attachedVisible, cascadeWithParents, parentType, parentProperties } from './attachments.ts';

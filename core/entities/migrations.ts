@@ -84,4 +84,11 @@ export const kernelMigrations: MigrationDefinition[] = [
       `create index activity_actor_date_idx on activity (organization_user_id, date desc, id desc)`,
     ],
   },
+  {
+    name: 'kernel-0002-activity-visibility-index',
+    sql: [
+      // Counting a caller's feed reads only this index: the columns the visibility filter uses.
+      `create index activity_org_visibility_idx on activity (organization_id, project_id, category, organization_user_id)`,
+    ],
+  },
 ];

@@ -51,6 +51,7 @@ interface AjvIssue {
 /** Turns the schema validator's output into `{field, message}` items. */
 export function fieldErrors(issues: AjvIssue[], context: string | undefined): FieldError[] {
   const out: FieldError[] = [];
+  const unionNoise = new Set<FieldError>();
   for (const issue of issues) {
     const segments = issue.instancePath.split('/').filter(Boolean).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
     if (issue.keyword === 'required') segments.push(String(issue.params.missingProperty));
@@ -63,9 +64,15 @@ export function fieldErrors(issues: AjvIssue[], context: string | undefined): Fi
     if (issue.keyword === 'required') message = 'is required';
     if (issue.keyword === 'additionalProperties') message = 'is not a known field';
     if (issue.keyword === 'format' && issue.params.format === 'uuid') message = 'must be a UUID';
-    if (!out.some((e) => e.field === field && e.message === message)) out.push({ field, message });
+    if (issue.keyword === 'format' && issue.params.format === 'email') message = 'must be an e-mail address';
+    if (out.some((e) => e.field === field && e.message === message)) continue;
+    const item = { field, message };
+    out.push(item);
+    // `Nullable(x)` is `anyOf [x, null]`: a bad value also fails the null branch and the union;
+    // those two say nothing the x branch's reason does not, so they go when it is there.
+    if (issue.keyword === 'anyOf' || (issue.keyword === 'type' && issue.params.type === 'null')) unionNoise.add(item);
   }
-  return out;
+  return out.filter((e) => !unionNoise.has(e) || !out.some((o) => o.field === e.field && !unionNoise.has(o)));
 }
 
 /** The SQLSTATE of a database error, whether MikroORM wrapped it or the driver threw it. */

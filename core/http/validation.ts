@@ -1,6 +1,9 @@
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import type { TSchema } from '@sinclair/typebox';
+import type { FieldError } from '../errors.ts';
+import { fieldErrors } from './envelope.ts';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => void;
@@ -18,4 +21,19 @@ export function validatorCompiler(): FastifySchemaCompiler<unknown> {
   addFormats(body);
   addFormats(text);
   return ({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schema as object);
+}
+
+let inputAjv: Ajv | undefined;
+const compiled = new WeakMap<TSchema, ValidateFunction>();
+
+/**
+ * Checks a value exactly as a JSON request body is checked (no coercion, defaults filled in)
+ * and returns the failures as the envelope's `{field, message}` items: for input that does not
+ * arrive over HTTP, such as an item of a plugin's bootstrap-file section.
+ */
+export function validateInput(schema: TSchema, value: unknown): FieldError[] {
+  if (!inputAjv) addFormats((inputAjv = new Ajv({ ...common, coerceTypes: false })));
+  let validate = compiled.get(schema);
+  if (!validate) compiled.set(schema, (validate = inputAjv.compile(schema)));
+  return validate(value) ? [] : fieldErrors(validate.errors ?? [], 'body');
 }

@@ -33,6 +33,12 @@ interface ReadBase<P extends TObject | undefined, Q extends TObject | undefined,
   response: R;
   /** Expose as an MCP tool (default true). */
   tool?: boolean;
+  /**
+   * The tool's own parameters, when they differ from the path's: a look-up tool takes a single
+   * `id` (spec, "Agent tool endpoint", rule 2) even where the REST path also names the parent
+   * (`/projects/:projectId/notes/:id`). Path parameters left out are undefined in a tool call.
+   */
+  toolParams?: TObject;
   tags?: string[];
 }
 

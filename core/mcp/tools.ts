@@ -49,7 +49,7 @@ function pageProperties(def: PagedRead) {
 function inputSchema(def: ReadDefinition): TObject {
   const query = { ...(def.query?.properties ?? {}) };
   return Type.Object({
-    ...(def.params?.properties ?? {}),
+    ...((def.toolParams ?? def.params)?.properties ?? {}),
     ...query,
     ...(def.paged ? pageProperties(def) : {}),
   });

@@ -124,20 +124,30 @@ export function pageEnvelope<T>(items: T[], total: number, req: PageRequest) {
 }
 
 /**
- * Runs `select <columns> <from>` for one page with the exact total in the same round trip
- * (a window count); only a page past the end needs a second, count-only query.
+ * Runs `select <columns> <from>` for one page with its exact total. By default the total comes
+ * from a window count in the same round trip (a page past the end needs a second, count-only
+ * query). `separateCount` runs the page and a plain count instead: on large tables the window
+ * would materialise every matching row, while the page alone stops after `size` rows of an
+ * index and the count can use an index-only scan.
  */
 export async function fetchPage<Row>(
   em: EntityManager,
-  q: { columns: Sql; from: Sql },
+  q: { columns: Sql; from: Sql; separateCount?: boolean },
   req: PageRequest,
 ): Promise<{ rows: Row[]; total: number }> {
+  const count = async () => Number((await queryOne<{ n: string | number }>(em, sql`select count(*) as n ${q.from}`))?.n ?? 0);
+  if (q.separateCount) {
+    const [rows, total] = await Promise.all([
+      query<Row>(em, sql`select ${q.columns} ${q.from} order by ${req.orderBy} limit ${req.size} offset ${req.offset}`),
+      count(),
+    ]);
+    return { rows, total };
+  }
   const rows = await query<Row & { __total: string | number }>(
     em,
     sql`select ${q.columns}, count(*) over () as __total ${q.from} order by ${req.orderBy} limit ${req.size} offset ${req.offset}`,
   );
   if (rows.length > 0) return { rows, total: Number(rows[0].__total) };
   if (req.offset === 0) return { rows: [], total: 0 };
-  const count = await queryOne<{ n: string | number }>(em, sql`select count(*) as n ${q.from}`);
-  return { rows: [], total: Number(count?.n ?? 0) };
+  return { rows: [], total: await count() };
 }

@@ -65,15 +65,16 @@ export function parseCategories(values: string[] | undefined): ActivityCategory[
 
 /**
  * Which activity the actor sees (README, "Activity visibility"): admins everything of their
- * organization; others the records of projects they may view, and organization-level records
- * (no project) except ADMINISTRATIVE ones that someone else performed. Records of deleted
- * projects are visible to admins only.
+ * organization; others the records of projects they may view, and the organization-level
+ * records (no project: teams, collections, keywords, ...) they performed themselves, since such
+ * a record may name something private (a PRIVATE collection). Records of deleted projects are
+ * visible to admins only.
  */
 function visible(ctx: OperationContext): Sql {
   const scope = sql`a.organization_id = ${ctx.actor.organizationId}`;
   if (ctx.actor.isAdmin) return scope;
   return sql`${scope} and (
-    (a.project_id is null and (a.category <> 'ADMINISTRATIVE' or a.organization_user_id = ${ctx.actor.organizationUserId}))
+    (a.project_id is null and a.organization_user_id = ${ctx.actor.organizationUserId})
     or exists (select 1 from project p where p.id = a.project_id and ${projectVisibleTo(ctx.services, ctx.actor, 'p')}))`;
 }
 
@@ -93,7 +94,8 @@ export async function listActivity(ctx: OperationContext, filter: FeedFilter, pa
   if (filter.organizationUserId) conditions.push(sql`a.organization_user_id = ${filter.organizationUserId}`);
   if (filter.categories) conditions.push(sql`a.category in (${filter.categories})`);
   const where = conditions.reduce((acc, c) => sql`${acc} and ${c}`);
-  const { rows, total } = await fetchPage<ActivityRow>(ctx.em, { columns, from: sql`from activity a ${joins} where ${where}` }, page);
+    // The feed can hold millions of rows: page and count separately (see fetchPage).
+  const { rows, total } = await fetchPage<ActivityRow>(ctx.em, { columns, from: sql`from activity a ${joins} where ${where}`, separateCount: true }, page);
   return { items: rows.map(toDto), total };
 }
 

@@ -1,8 +1,8 @@
-import { archiveWrite, definePlugin, defineRead, defineWrite, IdParams, RecordExtensions, statusWrite } from '../../core/public.ts';
+import { archiveWrite, definePlugin, defineRead, defineWrite, IdParams, RecordExtensions, sql, statusWrite } from '../../core/public.ts';
 import { Project } from './entities.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
-import { projectAccess, projectExtensions, RESERVED_PROJECT_FIELDS, type ProjectRecord } from './extensions.ts';
+import { projectAccess, projectExtensions, projectVisibleTo, RESERVED_PROJECT_FIELDS, type ProjectRecord } from './extensions.ts';
 import { createBodySchema, projectSchema, updateBodySchema, type CreateBody, type UpdateBody } from './schemas.ts';
 import { ProjectService, projectSort } from './service.ts';
 
@@ -29,6 +29,8 @@ export default definePlugin({
         return { kind: 'project', id, projectId: id, studyId: null, assayId: null, canContribute };
       },
       projectIdOf: (parentId) => parentId,
+      visible: (op, parentId) => sql`exists (select 1 from project vp where vp.id = ${parentId} and ${projectVisibleTo(op.services, op.actor, 'vp')})`,
+      beforeDelete: (hook) => extensions.beforeDelete((op, records) => hook(op, records.map((r) => r.id))),
     });
     return new ProjectService(extensions);
   },

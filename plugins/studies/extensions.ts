@@ -9,6 +9,7 @@ import {
   type KernelServices,
   type OperationContext,
   type Sql,
+  type TSchema,
 } from '../../core/public.ts';
 import { projectContributableBy, projectVisibleTo } from '../projects/extensions.ts';
 
@@ -23,6 +24,16 @@ export interface StudyRecord {
 
 /** Contributed study fields (`elnA`, `useElnB`, ...), response fields and lifecycle hooks. */
 export const studyExtensions = createExtensionPoint<RecordExtensions<StudyRecord>>('studies.records');
+
+/** Studies exactly as GET /studies/{id} returns them, for plugins that embed studies (collections). */
+export interface StudyReader {
+  /** The study response schema with contributed fields; call it in `register` (registries are complete). */
+  schema(): TSchema;
+  /** The studies the actor may view among those matching `where` (SQL on study alias `s`), newest first. */
+  visible(ctx: OperationContext, where: Sql): Promise<({ id: string } & Record<string, unknown>)[]>;
+}
+
+export const studyReader = createExtensionPoint<StudyReader>('studies.reader');
 
 export const RESERVED_STUDY_FIELDS = { elnA: 'eln-a', useElnB: 'eln-b' };
 

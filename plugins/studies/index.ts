@@ -12,7 +12,7 @@ import { projectExtensions } from '../projects/extensions.ts';
 import { Study } from './entities.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
-import { RESERVED_STUDY_FIELDS, studyAccessById, studyExtensions, type StudyRecord } from './extensions.ts';
+import { RESERVED_STUDY_FIELDS, studyAccess, studyAccessById, studyExtensions, studyReader, type StudyRecord } from './extensions.ts';
 import { MoveBody, ProjectParams, createBodySchema, studySchema, updateBodySchema, type CreateBody, type UpdateBody } from './schemas.ts';
 import { StudyService, studySort } from './service.ts';
 
@@ -31,6 +31,7 @@ export default definePlugin({
     const extensions = new RecordExtensions<StudyRecord>('study', RESERVED_STUDY_FIELDS);
     const service = new StudyService(extensions);
     ctx.provide(studyExtensions, extensions);
+    ctx.provide(studyReader, { schema: () => studySchema(extensions.outputProperties()), visible: (c, where) => service.visible(c, where) });
     ctx.services.parents.register('studies', {
       kind: 'study',
       segment: 'studies',
@@ -40,6 +41,11 @@ export default definePlugin({
         return { kind: 'study', id, projectId: study.projectId, studyId: id, assayId: null, canContribute: study.canContribute };
       },
       projectIdOf: (parentId) => sql`(select ps.project_id from study ps where ps.id = ${parentId})`,
+      visible: (op, parentId) => {
+        const access = studyAccess(op.services, op.actor, 'vs');
+        return sql`exists (select 1 from study vs ${access.join} where vs.id = ${parentId} and ${access.visible})`;
+      },
+      beforeDelete: (hook) => extensions.beforeDelete((op, records) => hook(op, records.map((r) => r.id))),
     });
     // Deleting a project deletes its studies (and, through this plugin's own hook, their children).
     ctx.use(projectExtensions).beforeDelete((op, projects) => service.deleteOfProjects(op, projects.map((p) => p.id)));

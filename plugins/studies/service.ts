@@ -8,9 +8,11 @@ import {
   mergeUpdate,
   NotFoundError,
   parseDateInput,
+  query,
   queryOne,
   raw,
   sql,
+  type Sql,
   transition,
   type LifecycleStatus,
   type OperationContext,
@@ -65,6 +67,16 @@ export class StudyService {
     const from = sql`from study s ${access.join} where ${access.visible}${byProject}`;
     const { rows, total } = await fetchPage<StudyShape>(ctx.em, { columns, from }, page);
     return { items: await this.extensions.decorate(ctx.em, rows.map(toDto)), total };
+  }
+
+  /** For `studyReader`: the viewable studies matching `where` (on alias `s`), decorated, unpaged. */
+  async visible(ctx: OperationContext, where: Sql): Promise<StudyDto[]> {
+    const access = studyAccess(ctx.services, ctx.actor, 's');
+    const rows = await query<StudyShape>(
+      ctx.em,
+      sql`select ${columns} from study s ${access.join} where ${access.visible} and ${where} order by s.created_at desc, s.id`,
+    );
+    return this.extensions.decorate(ctx.em, rows.map(toDto));
   }
 
   async get(ctx: OperationContext, id: string): Promise<StudyDto> {

@@ -9,6 +9,7 @@ import { startTestServer, type Member } from '../support/server.ts';
 import { callTool, connectMcp, resultText } from '../support/mcp.ts';
 import { definePlugin, defineRead } from '../../core/public.ts';
 import type { ReadDefinition } from '../../core/kernel/operations.ts';
+import { NoteService } from '../../plugins/notes/service.ts';
 
 const server = await startTestServer(t);
 const org = await server.organization('Acme');
@@ -40,6 +41,29 @@ for (const i of [1, 2, 3, 4]) {
   if (res.status !== 201) throw new Error(`study create failed: ${res.status} ${res.text}`);
 }
 
+// One or more records of every other resource, so every look-up tool has an id to fetch.
+async function seed(path: string, bodies: Record<string, unknown>[], key = admin.key) {
+  for (const body of bodies) {
+    const res = await server.post(path, body, { key });
+    if (res.status !== 201) throw new Error(`seeding ${path} failed: ${res.status} ${res.text}`);
+  }
+}
+await seed('/api/v1/teams', [{ name: 'Biology', userIds: [alice.userId] }, { name: 'Chemistry' }, { name: 'Physics' }]);
+await seed('/api/v1/study-collections', [{ name: 'C1', visibility: 'PUBLIC' }, { name: 'C2', visibility: 'PROTECTED' }, { name: 'C3', visibility: 'PRIVATE' }]);
+await seed('/api/v1/keywords', [{ value: 'pH' }, { value: 'Temperature' }, { value: 'Yield' }]);
+await seed('/api/v1/collaborators', [{ label: 'Lab A' }, { label: 'Lab B' }, { label: 'Lab C' }]);
+const seededType = await server.post('/api/v1/assay-types', { name: 'Seeded', status: 'ACTIVE', fields: [{ name: 'x', displayName: 'X', type: 'TEXT' }], tasks: [{ label: 'T' }] }, { key: admin.key });
+await seed('/api/v1/assay-types', [{ name: 'B' }, { name: 'C' }]);
+const newestStudy = (await server.get('/api/v1/studies?size=1', { key: admin.key })).body.content[0].id;
+await seed('/api/v1/assays', [1, 2, 3, 4].map((i) => ({ studyId: newestStudy, assayTypeId: seededType.body.id, name: `Assay ${i}`, values: { x: 'v' } })));
+// Notes cannot be written through the API: provision them through the note service.
+const noteService = new NoteService(server.kernel.services);
+const first = async (path: string) => (await server.get(`/api/v1${path}?size=1`, { key: admin.key })).body.content[0].id as string;
+for (const [kind, id] of [['organization', org], ['project', await first('/projects')], ['study', await first('/studies')], ['assay', await first('/assays')]]) {
+  for (const i of [1, 2, 3]) await noteService.create(server.orm.em.fork(), { organizationId: org, parent: { kind, id }, type: 'NOTE', format: 'TEXT', content: `Note ${i}` });
+}
+await seed(`/api/v1/projects/${await first('/projects')}/external-links`, [{ label: 'L', url: 'https://example.org' }]);
+
 /** The spec's 52 tool names ("Agent tool endpoint"): no plugin may expose a tool outside it. */
 const SPEC_TOOLS = new Set(`list_projects get_project list_studies get_study list_studies_by_project list_assays get_assay
   list_assays_by_study list_assay_types get_assay_type list_organization_notes list_project_notes list_study_notes
@@ -64,6 +88,8 @@ const restPath = (read: ReadDefinition, params: Record<string, string>) =>
  * Real values for a read's path parameters, with no list of resources: each `:param` names an
  * item of the collection whose path precedes it, so the first item of that REST list is used.
  */
+const LIST_OF: Record<string, string> = { '/tasks': `/assays/${await first('/assays')}/tasks` };
+
 async function realParams(read: ReadDefinition, key: string): Promise<Record<string, string>> {
   const params: Record<string, string> = {};
   let resolved = '';
@@ -72,7 +98,9 @@ async function realParams(read: ReadDefinition, key: string): Promise<Record<str
       resolved += '/' + segment;
       continue;
     }
-    const list = await server.get(`/api/v1${resolved}?size=1`, { key });
+    // Collections without a list route of their own (GET /tasks/{id}) borrow one that lists them.
+    const listPath = LIST_OF[resolved] ?? resolved;
+    const list = await server.get(`/api/v1${listPath}?size=1`, { key });
     const id = list.body?.content?.[0]?.id;
     if (typeof id !== 'string') throw new Error(`no item under ${resolved} to fill ${segment} of ${read.path}`);
     params[segment.slice(1)] = id;

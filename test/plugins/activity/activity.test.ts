@@ -47,8 +47,12 @@ t.test('a caller sees only activity of records they may view', async (t) => {
   const bobs: Row[] = (await server.get('/api/v1/activity?size=100', { key: bob.key })).body.content;
   t.notOk(bobs.some((r) => r.projectId === priv.id), 'not the PRIVATE project of someone else');
   t.ok(bobs.some((r) => r.projectId === pub.id));
-  t.notOk(bobs.some((r) => r.category === 'ADMINISTRATIVE'), 'organization-level ADMINISTRATIVE records are for admins');
-  t.ok(bobs.some((r) => r.eventType === 'team.members_added'), 'GOVERNANCE team membership is visible');
+  t.notOk(bobs.some((r) => r.projectId === null), 'organization-level records of others are for admins (they may name private things)');
+  const admins: Row[] = (await server.get('/api/v1/activity?size=100', { key: admin.key })).body.content;
+  t.ok(admins.some((r) => r.eventType === 'team.members_added'), 'admins see organization-level records');
+  await server.post('/api/v1/teams', { name: 'Own' }, { key: admin.key });
+  const adminOwn: Row[] = (await server.get(`/api/v1/organization-users/${admin.organizationUserId}/activity?size=100`, { key: admin.key })).body.content;
+  t.ok(adminOwn.some((r) => r.eventType === 'team.created'));
   const privRecord = (await server.get('/api/v1/activity?size=100', { key: alice.key })).body.content.find((r: Row) => r.projectId === priv.id);
   t.equal((await server.get(`/api/v1/activity/${privRecord.id}`, { key: bob.key })).status, 404);
   t.equal((await server.get(`/api/v1/activity/${privRecord.id}`, { key: alice.key })).status, 200);

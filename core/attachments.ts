@@ -1,0 +1,64 @@
+import { Type, type TObject } from '@sinclair/typebox';
+import type { OperationContext } from './kernel/operations.ts';
+import type { KernelServices } from './kernel/services.ts';
+import type { ParentAccess, ParentKind } from './parents.ts';
+import { raw, sql, type Sql } from './db/sql.ts';
+import { StringEnum, Uuid } from './schemas.ts';
+
+/**
+ * Shared plumbing for records attached to a parent (tasks, external links, notes, storage
+ * folders): rows carry `parent_kind` and `parent_id`; routes exist once per registered parent
+ * kind (`/projects/{projectId}/tasks`, `/studies/{studyId}/tasks`, ...).
+ */
+
+/** The path parameter naming the parent: `projectId`, `studyId`, `assayId`. */
+export const parentParam = (parent: ParentKind) => `${parent.kind}Id`;
+
+/** Path parameters `{ <kind>Id }`, plus the child's id parameter when given. */
+export function parentParams(parent: ParentKind, childParam?: string): TObject {
+  const props: Record<string, ReturnType<typeof Uuid>> = { [parentParam(parent)]: Uuid() };
+  if (childParam) props[childParam] = Uuid();
+  return Type.Object(props);
+}
+
+/** The parent as the actor sees it (404 naming it), from the route's parameters. */
+export function parentOf(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>): Promise<ParentAccess> {
+  return parent.access(ctx, String(params[parentParam(parent)]));
+}
+
+/** The parent as the actor may change it: 404 when not viewable, 403 when not a contributor. */
+export async function contributableParentOf(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>): Promise<ParentAccess> {
+  const access = await parentOf(ctx, parent, params);
+  ctx.services.permissions.assertContributor(access);
+  return access;
+}
+
+/** SQL: rows of `alias` attached to this parent. */
+export function attachedTo(alias: string, access: ParentAccess): Sql {
+  return sql`${raw(alias)}.parent_kind = ${access.kind} and ${raw(alias)}.parent_id = ${access.id}`;
+}
+
+/** SQL: the actor may view the parent of the row `alias` (for look-ups by the row's own id). */
+export function attachedVisible(ctx: OperationContext, alias: string): Sql {
+  return sql`${raw(alias)}.organization_id = ${ctx.actor.organizationId} and ${ctx.services.parents.visibleCondition(ctx, raw(`${alias}.parent_kind`), raw(`${alias}.parent_id`))}`;
+}
+
+/** Deletes a table's attached rows together with their parents (in the parent's delete transaction). */
+export function cascadeWithParents(services: KernelServices, table: string): void {
+  for (const parent of services.parents.all()) {
+    parent.beforeDelete(async (ctx, ids) => {
+      await ctx.em.execute(`delete from ${table} where parent_kind = ? and parent_id in (?)`, [parent.kind, ids]);
+    });
+  }
+}
+
+/** `PROJECT`, `STUDY`, `ASSAY`: the wire value of a parent kind. */
+export const parentType = (kind: string) => kind.toUpperCase();
+
+/** Response properties naming the parent of an attached record. */
+export function parentProperties(services: KernelServices) {
+  return {
+    parentType: StringEnum(services.parents.all().map((p) => parentType(p.kind)), { description: 'Kind of record this is attached to' }),
+    parentId: Uuid({ description: 'Id of the project, study or assay this is attached to' }),
+  };
+}

@@ -1,0 +1,21 @@
+import { defineEntity, p } from '../../core/public.ts';
+import type { AssayFieldDefinition, StandardTask } from './extensions.ts';
+
+export const AssayType = defineEntity({
+  name: 'AssayType',
+  tableName: 'assay_type',
+  properties: {
+    id: p.uuid().primary(),
+    organizationId: p.uuid(),
+    name: p.string(),
+    description: p.string().nullable(),
+    status: p.string(),
+    fields: p.json<AssayFieldDefinition[]>(),
+    tasks: p.json<StandardTask[]>(),
+    // Null for types provisioned by the bootstrap file (no acting user).
+    createdById: p.uuid().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    version: p.integer().version(),
+  },
+});

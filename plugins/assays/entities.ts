@@ -1,0 +1,18 @@
+import { defineEntity, lifecycleEntityProperties, p } from '../../core/public.ts';
+
+export const Assay = defineEntity({
+  name: 'Assay',
+  tableName: 'assay',
+  properties: {
+    id: p.uuid().primary(),
+    organizationId: p.uuid(),
+    studyId: p.uuid(),
+    assayTypeId: p.uuid(),
+    name: p.string(),
+    description: p.string().nullable(),
+    startDate: p.datetime().nullable(),
+    // `values` on the wire: the assay's values for its type's fields, by field name.
+    fieldValues: p.json<Record<string, unknown>>(),
+    ...lifecycleEntityProperties(),
+  },
+});

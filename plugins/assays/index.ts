@@ -1,0 +1,141 @@
+import { archiveWrite, definePlugin, defineRead, defineWrite, IdParams, RecordExtensions, sql, statusWrite } from '../../core/public.ts';
+import { studyExtensions } from '../studies/extensions.ts';
+import { Assay } from './entities.ts';
+import { events } from './events.ts';
+import { migrations } from './migrations.ts';
+import { assayAccess, assayAccessById, assayExtensions, RESERVED_ASSAY_FIELDS, type AssayRecord } from './extensions.ts';
+import { MoveBody, StudyParams, assaySchema, createBodySchema, updateBodySchema, type CreateBody, type UpdateBody } from './schemas.ts';
+import { AssayService, assaySort } from './service.ts';
+
+const tags = ['Assays'];
+
+/** Assays: the records inside a study, each of one assay type; offers the `assays.records` extension point. */
+export default definePlugin({
+  name: 'assays',
+  version: '1.0.0',
+  description: 'Assays (list, get, create, update, status, archive, move, delete)',
+  dependsOn: ['studies', 'assay-types'],
+  entities: [Assay],
+  migrations,
+  events,
+  setup(ctx) {
+    const extensions = new RecordExtensions<AssayRecord>('assay', RESERVED_ASSAY_FIELDS);
+    const service = new AssayService(extensions);
+    ctx.provide(assayExtensions, extensions);
+    // Notes, tasks, links, folders and the activity feed attach to assays through the parent registry.
+    ctx.services.parents.register('assays', {
+      kind: 'assay',
+      segment: 'assays',
+      label: 'Assay',
+      access: async (op, id) => {
+        const assay = await assayAccessById(op, id);
+        return { kind: 'assay', id, projectId: assay.projectId, studyId: assay.studyId, assayId: id, canContribute: assay.canContribute };
+      },
+      projectIdOf: (parentId) => sql`(select ps.project_id from assay pa join study ps on ps.id = pa.study_id where pa.id = ${parentId})`,
+      visible: (op, parentId) => {
+        const access = assayAccess(op.services, op.actor, 'va');
+        return sql`exists (select 1 from assay va ${access.join} where va.id = ${parentId} and ${access.visible})`;
+      },
+      beforeDelete: (hook) => extensions.beforeDelete((op, records) => hook(op, records.map((r) => r.id))),
+    });
+    // Deleting a study (also through its project) deletes its assays and, through this plugin's own hook, their children.
+    ctx.use(studyExtensions).beforeDelete((op, studies) => service.deleteOfStudies(op, studies.map((s) => s.id)));
+    return service;
+  },
+  register(ctx, service) {
+    const { extensions } = service;
+    const Assay = assaySchema(extensions.outputProperties());
+    ctx.read(
+      defineRead({
+        name: 'list_assays',
+        description: 'List the assays the caller may view (those of studies of projects they may view).',
+        path: '/assays',
+        tags,
+        response: Assay,
+        paged: { sort: assaySort },
+        run: (c, _input, page) => service.list(c, page),
+      }),
+    );
+    ctx.read(
+      defineRead({
+        name: 'list_assays_by_study',
+        description: 'List the assays of one study.',
+        path: '/studies/:studyId/assays',
+        tags,
+        params: StudyParams,
+        response: Assay,
+        paged: { sort: assaySort },
+        run: (c, { studyId }, page) => service.list(c, page, studyId),
+      }),
+    );
+    ctx.read(
+      defineRead({
+        name: 'get_assay',
+        description: 'Get one assay by id, with its values.',
+        path: '/assays/:id',
+        tags,
+        params: IdParams,
+        response: Assay,
+        run: (c, { id }) => service.get(c, id),
+      }),
+    );
+    ctx.write(
+      defineWrite({
+        method: 'POST',
+        operationId: 'create_assay',
+        description: 'Create an assay of an ACTIVE assay type in a study the caller contributes to; `values` are checked against the type.',
+        path: '/assays',
+        tags,
+        body: createBodySchema(extensions.bodyProperties('create')),
+        status: 201,
+        response: Assay,
+        preValidate: (body) => extensions.rejectUnavailable(body),
+        run: (c, { body }) => service.create(c, body as CreateBody),
+      }),
+    );
+    ctx.write(
+      defineWrite({
+        method: 'PUT',
+        operationId: 'update_assay',
+        description: 'Update an assay (omitted fields keep their value; `values` are merged by name). Contributors only.',
+        path: '/assays/:id',
+        tags,
+        params: IdParams,
+        body: updateBodySchema(extensions.bodyProperties('update')),
+        status: 200,
+        response: Assay,
+        preValidate: (body) => extensions.rejectUnavailable(body),
+        run: (c, { params, body }) => service.update(c, params.id, body as UpdateBody),
+      }),
+    );
+    const lifecycle = { kind: 'assay', base: '/assays', tags, response: Assay };
+    ctx.write(statusWrite(lifecycle, (c, id, status) => service.setStatus(c, id, status)));
+    ctx.write(archiveWrite(lifecycle, (c, id, archived) => service.setArchived(c, id, archived)));
+    ctx.write(
+      defineWrite({
+        method: 'PATCH',
+        operationId: 'move_assay',
+        description: 'Move an assay to another study. Contributor on both studies\' projects.',
+        path: '/assays/:id/move',
+        tags,
+        params: IdParams,
+        body: MoveBody,
+        status: 200,
+        response: Assay,
+        run: (c, { params, body }) => service.move(c, params.id, body.studyId),
+      }),
+    );
+    ctx.write(
+      defineWrite({
+        method: 'DELETE',
+        operationId: 'delete_assay',
+        description: 'Delete an assay (and what is attached to it). Contributors only.',
+        path: '/assays/:id',
+        tags,
+        params: IdParams,
+        status: 204,
+        run: (c, { params }) => service.delete(c, params.id),
+      }),
+    );
+  },
+});

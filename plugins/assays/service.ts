@@ -1,0 +1,259 @@
+import crypto from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import {
+  fetchPage,
+  isoDate,
+  lifecycleColumns,
+  lifecycleDto,
+  mergeUpdate,
+  NotFoundError,
+  parseDateInput,
+  query,
+  queryOne,
+  raw,
+  sql,
+  transition,
+  ValidationError,
+  type LifecycleShape,
+  type LifecycleStatus,
+  type OperationContext,
+  type PageRequest,
+  type RecordExtensions,
+} from '../../core/public.ts';
+import { findAssayType } from '../assay-types/extensions.ts';
+import { studyAccessById } from '../studies/extensions.ts';
+import { Assay } from './entities.ts';
+import { assayAccess, type AssayRecord } from './extensions.ts';
+import type { CreateBody, UpdateBody } from './schemas.ts';
+import { validateValues, type Values } from './values.ts';
+
+/** Columns aliased to the entity's property names, so rows and entities share one mapper. */
+const columns = sql`a.id, a.organization_id as "organizationId", a_s.project_id as "projectId", a.study_id as "studyId",
+  a.assay_type_id as "assayTypeId", a.name, a.description, a.start_date as "startDate", a.field_values as "fieldValues",
+  ${lifecycleColumns('a')}`;
+
+/** An assay entity, or a row selected with `columns` (which adds `projectId`). */
+interface AssayShape extends LifecycleShape {
+  id: string;
+  organizationId: string;
+  studyId: string;
+  assayTypeId: string;
+  name: string;
+  description?: string | null;
+  startDate?: Date | string | null;
+  fieldValues: Values;
+}
+
+/** `projectId` is the study's: rows carry it, entities do not (it is passed along). */
+function toDto(a: AssayShape, projectId: string) {
+  return {
+    id: a.id,
+    organizationId: a.organizationId,
+    projectId,
+    studyId: a.studyId,
+    assayTypeId: a.assayTypeId,
+    name: a.name,
+    description: a.description ?? null,
+    startDate: isoDate(a.startDate ?? null),
+    values: a.fieldValues,
+    ...lifecycleDto(a),
+  };
+}
+
+export type AssayDto = ReturnType<typeof toDto>;
+
+export const assaySort = {
+  fields: { createdAt: 'a.created_at', updatedAt: 'a.updated_at', name: 'a.name', status: 'a.status', startDate: 'a.start_date' },
+  default: ['createdAt,desc'],
+  tiebreaker: 'a.id',
+};
+
+/** What hooks get: the entity's identity plus its study's project. */
+function toRecord(a: { id: string; organizationId: string; studyId: string; assayTypeId: string; name: string; status: string }, projectId: string): AssayRecord {
+  return { id: a.id, organizationId: a.organizationId, projectId, studyId: a.studyId, assayTypeId: a.assayTypeId, name: a.name, status: a.status };
+}
+
+export class AssayService {
+  readonly extensions: RecordExtensions<AssayRecord>;
+  constructor(extensions: RecordExtensions<AssayRecord>) {
+    this.extensions = extensions;
+  }
+
+  /** Assays the actor may view, optionally of one study (404 when that study is not viewable). */
+  async list(ctx: OperationContext, page: PageRequest, studyId?: string) {
+    if (studyId) await studyAccessById(ctx, studyId);
+    const access = assayAccess(ctx.services, ctx.actor, 'a');
+    const byStudy = studyId ? sql` and a.study_id = ${studyId}` : raw('');
+    const from = sql`from assay a ${access.join} where ${access.visible}${byStudy}`;
+    const { rows, total } = await fetchPage<AssayShape & { projectId: string }>(ctx.em, { columns, from }, page);
+    return { items: await this.extensions.decorate(ctx.em, rows.map((r) => toDto(r, r.projectId))), total };
+  }
+
+  async get(ctx: OperationContext, id: string): Promise<AssayDto> {
+    const row = await this.#find(ctx, id);
+    return this.#respond(ctx, row, row.projectId);
+  }
+
+  async #find(ctx: OperationContext, id: string) {
+    const access = assayAccess(ctx.services, ctx.actor, 'a');
+    const row = await queryOne<AssayShape & { projectId: string; canContribute: boolean }>(
+      ctx.em,
+      sql`select ${columns}, ${access.contributable} as "canContribute" from assay a ${access.join} where a.id = ${id} and ${access.visible}`,
+    );
+    if (!row) throw new NotFoundError('Assay', id);
+    return row;
+  }
+
+  /** Loads the entity for a write: 404 if not viewable, 403 if not a contributor on its project. */
+  async #forWrite(ctx: OperationContext, id: string) {
+    const row = await this.#find(ctx, id);
+    ctx.services.permissions.assertContributor(row);
+    return { assay: await ctx.em.findOneOrFail(Assay, { id, organizationId: ctx.actor.organizationId }), projectId: row.projectId };
+  }
+
+  async #respond(ctx: OperationContext, assay: AssayShape, projectId: string): Promise<AssayDto> {
+    const [dto] = await this.extensions.decorate(ctx.em, [toDto(assay, projectId)]);
+    return dto;
+  }
+
+  async create(ctx: OperationContext, body: CreateBody): Promise<AssayDto> {
+    const startDate = parseDateInput('startDate', body.startDate);
+    const { assay, projectId } = await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      const study = await studyAccessById(tx, body.studyId);
+      ctx.services.permissions.assertContributor(study);
+      const type = await findAssayType(em, ctx.actor.organizationId, body.assayTypeId);
+      if (!type) throw new NotFoundError('Assay type', body.assayTypeId);
+      if (type.status !== 'ACTIVE') {
+        throw new ValidationError([{ field: 'assayTypeId', message: `assay type "${type.name}" is ${type.status}: only an ACTIVE assay type can be used` }]);
+      }
+      const a = em.create(Assay, {
+        id: crypto.randomUUID(),
+        organizationId: ctx.actor.organizationId,
+        studyId: body.studyId,
+        assayTypeId: type.id,
+        name: body.name,
+        description: body.description ?? null,
+        startDate: startDate ?? null,
+        fieldValues: validateValues(type, (body.values ?? {}) as Values),
+        status: 'ACTIVE',
+        archived: false,
+        createdById: ctx.actor.organizationUserId,
+      });
+      await em.flush();
+      const record = toRecord(a, study.projectId);
+      await this.extensions.saveFields(tx, record, body, 'create');
+      await this.extensions.runOnCreate(tx, record);
+      ctx.services.activity.record(em, ctx.actor, {
+        eventType: 'assay.created',
+        projectId: study.projectId,
+        studyId: a.studyId,
+        assayId: a.id,
+        data: { name: a.name, assayTypeId: a.assayTypeId },
+      });
+      return { assay: a, projectId: study.projectId };
+    });
+    await this.extensions.runAfterCreate(ctx, toRecord(assay, projectId));
+    return this.#respond(ctx, assay, projectId);
+  }
+
+  async update(ctx: OperationContext, id: string, body: UpdateBody): Promise<AssayDto> {
+    const merged = { ...body, startDate: parseDateInput('startDate', body.startDate) };
+    const { assay, projectId } = await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      const { assay: a, projectId } = await this.#forWrite(tx, id);
+      if (body.assayTypeId !== undefined && body.assayTypeId !== a.assayTypeId) {
+        throw new ValidationError([{ field: 'assayTypeId', message: 'cannot be changed: it is fixed when the assay is created' }]);
+      }
+      const changed = mergeUpdate('assay', a, merged, ['name', 'description', 'startDate'], {
+        status: `POST /assays/${id}/status`,
+        studyId: `PATCH /assays/${id}/move`,
+      });
+      if (body.values) {
+        // The type may be DELETED or INACTIVE by now: the assay keeps it, and its fields still apply.
+        const type = (await findAssayType(em, a.organizationId, a.assayTypeId, { includeDeleted: true }))!;
+        const values = validateValues(type, body.values as Values, a.fieldValues);
+        if (!isDeepStrictEqual(values, a.fieldValues)) {
+          a.fieldValues = values;
+          changed.push('values');
+        }
+      }
+      changed.push(...(await this.extensions.saveFields(tx, toRecord(a, projectId), body, 'update')));
+      ctx.services.activity.record(em, ctx.actor, { eventType: 'assay.updated', projectId, studyId: a.studyId, assayId: id, data: { fields: changed } });
+      return { assay: a, projectId };
+    });
+    return this.#respond(ctx, assay, projectId);
+  }
+
+  async setStatus(ctx: OperationContext, id: string, status: LifecycleStatus): Promise<AssayDto> {
+    const { assay, projectId } = await ctx.em.transactional(async (em) => {
+      const { assay: a, projectId } = await this.#forWrite({ ...ctx, em }, id);
+      const oldStatus = transition('assay', a, status);
+      if (oldStatus) {
+        ctx.services.activity.record(em, ctx.actor, {
+          eventType: 'assay.status_changed',
+          projectId,
+          studyId: a.studyId,
+          assayId: id,
+          data: { oldStatus, newStatus: status },
+        });
+      }
+      return { assay: a, projectId };
+    });
+    return this.#respond(ctx, assay, projectId);
+  }
+
+  async setArchived(ctx: OperationContext, id: string, archived: boolean): Promise<AssayDto> {
+    const { assay, projectId } = await ctx.em.transactional(async (em) => {
+      const { assay: a, projectId } = await this.#forWrite({ ...ctx, em }, id);
+      if (a.archived !== archived) {
+        a.archived = archived;
+        ctx.services.activity.record(em, ctx.actor, { eventType: 'assay.archived', projectId, studyId: a.studyId, assayId: id, data: { archived } });
+      }
+      return { assay: a, projectId };
+    });
+    return this.#respond(ctx, assay, projectId);
+  }
+
+  /** Moves an assay to another study; contributor on both studies' projects; recorded on both sides. */
+  async move(ctx: OperationContext, id: string, studyId: string): Promise<AssayDto> {
+    const { assay, projectId } = await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      const { assay: a, projectId: fromProjectId } = await this.#forWrite(tx, id);
+      if (a.studyId === studyId) return { assay: a, projectId: fromProjectId };
+      const target = await studyAccessById(tx, studyId);
+      ctx.services.permissions.assertContributor(target);
+      const fromStudyId = a.studyId;
+      a.studyId = studyId;
+      const data = { fromStudyId, toStudyId: studyId };
+      for (const side of [{ projectId: fromProjectId, studyId: fromStudyId }, { projectId: target.projectId, studyId }]) {
+        ctx.services.activity.record(em, ctx.actor, { eventType: 'assay.moved', ...side, assayId: id, data });
+      }
+      return { assay: a, projectId: target.projectId };
+    });
+    return this.#respond(ctx, assay, projectId);
+  }
+
+  async delete(ctx: OperationContext, id: string): Promise<void> {
+    await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      const { assay: a, projectId } = await this.#forWrite(tx, id);
+      await this.extensions.runBeforeDelete(tx, [toRecord(a, projectId)]);
+      em.remove(a);
+      ctx.services.activity.record(em, ctx.actor, { eventType: 'assay.deleted', projectId, studyId: a.studyId, assayId: id, data: { name: a.name } });
+    });
+  }
+
+  /** Cascade from study deletion (and so project deletion): the assays' own children first, then the assays. */
+  async deleteOfStudies(ctx: OperationContext, studyIds: string[]): Promise<void> {
+    const records = await query<AssayRecord>(
+      ctx.em,
+      sql`select a.id, a.organization_id as "organizationId", s.project_id as "projectId", a.study_id as "studyId",
+            a.assay_type_id as "assayTypeId", a.name, a.status
+            from assay a join study s on s.id = a.study_id
+           where a.study_id in (${studyIds}) and a.organization_id = ${ctx.actor.organizationId}`,
+    );
+    await this.extensions.runBeforeDelete(ctx, records);
+    if (records.length) await ctx.em.nativeDelete(Assay, { id: { $in: records.map((r) => r.id) } });
+  }
+}

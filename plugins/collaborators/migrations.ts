@@ -1,0 +1,25 @@
+import type { MigrationDefinition } from '../../core/public.ts';
+
+export const migrations: MigrationDefinition[] = [
+  {
+    name: 'collaborators-0001-init',
+    sql: [
+      `create table collaborator (
+        id uuid primary key,
+        organization_id uuid not null references organization (id) deferrable initially deferred,
+        label text not null,
+        organization_name text,
+        organization_location text,
+        contact_person_name text,
+        contact_email text,
+        code text,
+        active boolean not null default true,
+        created_by_id uuid not null references organization_user (id) deferrable initially deferred,
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now(),
+        version integer not null default 1)`,
+      // Tenant scope plus the default order (label, asc; id breaks ties).
+      `create index collaborator_org_label_idx on collaborator (organization_id, label, id)`,
+    ],
+  },
+];

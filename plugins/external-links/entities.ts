@@ -1,0 +1,18 @@
+import { defineEntity, p } from '../../core/public.ts';
+
+export const ExternalLink = defineEntity({
+  name: 'ExternalLink',
+  tableName: 'external_link',
+  properties: {
+    id: p.uuid().primary(),
+    organizationId: p.uuid(),
+    parentKind: p.string(),
+    parentId: p.uuid(),
+    label: p.string(),
+    url: p.string(),
+    createdById: p.uuid(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    version: p.integer().version(),
+  },
+});

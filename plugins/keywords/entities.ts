@@ -1,0 +1,13 @@
+import { defineEntity, p } from '../../core/public.ts';
+
+export const Keyword = defineEntity({
+  name: 'Keyword',
+  tableName: 'keyword',
+  properties: {
+    id: p.uuid().primary(),
+    organizationId: p.uuid(),
+    value: p.string(),
+    createdById: p.uuid(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});

@@ -1,0 +1,6 @@
+import type { ActivityCategory } from '../../core/public.ts';
+
+/** Event types of the keywords plugin; `data` shapes are listed in the README. */
+export const events = {
+  'keyword.created': 'ADMINISTRATIVE',
+} satisfies Record<string, ActivityCategory>;

@@ -1,0 +1,34 @@
+import { isoDate, OrganizationRecords, raw } from '../../core/public.ts';
+import { Keyword } from './entities.ts';
+
+interface KeywordShape {
+  id: string;
+  organizationId: string;
+  value: string;
+  createdById: string;
+  createdAt: Date | string;
+}
+
+function toDto(k: KeywordShape) {
+  return { id: k.id, organizationId: k.organizationId, value: k.value, createdById: k.createdById, createdAt: isoDate(k.createdAt)! };
+}
+
+export const keywordSort = {
+  fields: { value: 'r.value', createdAt: 'r.created_at' },
+  default: ['value,asc'],
+  tiebreaker: 'r.id',
+};
+
+/** Keywords are organization records: the kernel's OrganizationRecords does the work. */
+export function keywordRecords() {
+  return new OrganizationRecords<KeywordShape, ReturnType<typeof toDto>>({
+    noun: 'keyword',
+    plural: 'keywords',
+    entity: Keyword,
+    table: 'keyword',
+    columns: raw(`r.id, r.organization_id as "organizationId", r.value, r.created_by_id as "createdById", r.created_at as "createdAt"`),
+    toDto,
+    summary: (k) => ({ value: k.value }),
+    duplicate: (k) => `A keyword with value "${k.value}" already exists`,
+  });
+}

@@ -1,0 +1,35 @@
+import { defineEntity, p } from '../../core/public.ts';
+
+/** A note; its content lives in versions, `currentVersion` names the one exposed. */
+export const Note = defineEntity({
+  name: 'Note',
+  tableName: 'note',
+  properties: {
+    id: p.uuid().primary(),
+    organizationId: p.uuid(),
+    /** `organization` or a registered parent kind (`project`, `study`, `assay`). */
+    parentKind: p.string(),
+    parentId: p.uuid(),
+    type: p.string(),
+    format: p.string(),
+    archived: p.boolean(),
+    createdById: p.uuid().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()),
+    currentVersion: p.integer(),
+  },
+});
+
+/** One version of a note's content; an edit adds one, none is ever changed. */
+export const NoteVersion = defineEntity({
+  name: 'NoteVersion',
+  tableName: 'note_version',
+  properties: {
+    noteId: p.uuid().primary(),
+    version: p.integer().primary(),
+    organizationId: p.uuid(),
+    content: p.text(),
+    createdById: p.uuid().nullable(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+  },
+});

@@ -1,0 +1,35 @@
+import type { MigrationDefinition } from '../../core/public.ts';
+
+export const migrations: MigrationDefinition[] = [
+  {
+    name: 'notes-0001-init',
+    sql: [
+      // parent_kind/parent_id name the organization or a project, study or assay (the kernel's
+      // parent registry), so there is no foreign key to one table: the parents' delete hooks
+      // remove the rows (and their versions, through the cascade below).
+      `create table note (
+        id uuid primary key,
+        organization_id uuid not null references organization (id) deferrable initially deferred,
+        parent_kind text not null,
+        parent_id uuid not null,
+        type text not null check (type in ('NOTE', 'COMMENT', 'CONCLUSION', 'TEMPLATE')),
+        format text not null check (format in ('TIPTAP', 'MARKDOWN', 'TEXT', 'QUILL')),
+        archived boolean not null default false,
+        created_by_id uuid references organization_user (id) deferrable initially deferred,
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now(),
+        current_version integer not null default 1)`,
+      // A parent's list in its default order (organization notes: parent_id is the organization),
+      // and the delete cascade by parent.
+      `create index note_parent_idx on note (parent_kind, parent_id, created_at desc, id)`,
+      `create table note_version (
+        note_id uuid not null references note (id) on delete cascade deferrable initially deferred,
+        version integer not null,
+        organization_id uuid not null references organization (id) deferrable initially deferred,
+        content text not null,
+        created_by_id uuid references organization_user (id) deferrable initially deferred,
+        created_at timestamptz not null default now(),
+        primary key (note_id, version))`,
+    ],
+  },
+];

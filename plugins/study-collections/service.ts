@@ -1,0 +1,202 @@
+import crypto from 'node:crypto';
+import {
+  fetchPage,
+  ForbiddenError,
+  isoDate,
+  mergeUpdate,
+  NotFoundError,
+  query,
+  queryOne,
+  sql,
+  type OperationContext,
+  type PageRequest,
+  type Sql,
+  type Visibility,
+} from '../../core/public.ts';
+import { studyAccess, studyAccessById, type StudyReader } from '../studies/extensions.ts';
+import { StudyCollection, StudyCollectionStudy } from './entities.ts';
+import { collectionChangeableBy, collectionVisibleTo, ownsCollection } from './extensions.ts';
+import type { CreateBody, UpdateBody } from './schemas.ts';
+
+interface CollectionRow {
+  id: string;
+  organizationId: string;
+  name: string;
+  description: string | null;
+  visibility: string;
+  studyCount: number;
+  createdById: string;
+  createdAt: Date | string;
+  updatedAt: Date | string;
+  version: number;
+}
+
+/**
+ * Columns aliased to the wire names. `studyCount` counts only the studies the actor may view,
+ * so a collection never reveals how many hidden studies it holds.
+ */
+function columns(ctx: OperationContext): Sql {
+  const access = studyAccess(ctx.services, ctx.actor, 'cs');
+  return sql`c.id, c.organization_id as "organizationId", c.name, c.description, c.visibility,
+    (select count(*)::int from study_collection_study m join study cs on cs.id = m.study_id ${access.join}
+      where m.collection_id = c.id and ${access.visible}) as "studyCount",
+    c.created_by_id as "createdById", c.created_at as "createdAt", c.updated_at as "updatedAt", c.version`;
+}
+
+function toDto(c: CollectionRow) {
+  return {
+    id: c.id,
+    organizationId: c.organizationId,
+    name: c.name,
+    description: c.description,
+    visibility: c.visibility as Visibility,
+    studyCount: c.studyCount,
+    createdById: c.createdById,
+    createdAt: isoDate(c.createdAt)!,
+    updatedAt: isoDate(c.updatedAt)!,
+    version: c.version,
+  };
+}
+
+export const collectionSort = {
+  fields: { createdAt: 'c.created_at', updatedAt: 'c.updated_at', name: 'c.name', visibility: 'c.visibility' },
+  default: ['createdAt,desc'],
+  tiebreaker: 'c.id',
+};
+
+export class StudyCollectionService {
+  readonly studies: StudyReader;
+  constructor(studies: StudyReader) {
+    this.studies = studies;
+  }
+
+  async list(ctx: OperationContext, page: PageRequest) {
+    const from = sql`from study_collection c where ${collectionVisibleTo(ctx.actor, 'c')}`;
+    const { rows, total } = await fetchPage<CollectionRow>(ctx.em, { columns: columns(ctx), from }, page);
+    return { items: rows.map(toDto), total };
+  }
+
+  /** The collection with the studies the actor may view (filtered in SQL by the studies plugin). */
+  async get(ctx: OperationContext, id: string) {
+    const row = await this.#find(ctx, id);
+    const studies = await this.studies.visible(
+      ctx,
+      sql`exists (select 1 from study_collection_study m where m.study_id = s.id and m.collection_id = ${id})`,
+    );
+    return { ...toDto(row), studies };
+  }
+
+  /** The collection if the actor may view it (else 404), with whether they may change it. */
+  async #find(ctx: OperationContext, id: string) {
+    const row = await queryOne<CollectionRow & { canChange: boolean }>(
+      ctx.em,
+      sql`select ${columns(ctx)}, ${collectionChangeableBy(ctx.actor, 'c')} as "canChange"
+            from study_collection c where c.id = ${id} and ${collectionVisibleTo(ctx.actor, 'c')}`,
+    );
+    if (!row) throw new NotFoundError('Study collection', id);
+    return row;
+  }
+
+  /** For a write: 404 if not viewable, 403 unless the actor may change it. */
+  async #forChange(ctx: OperationContext, id: string) {
+    const row = await this.#find(ctx, id);
+    if (!row.canChange) throw new ForbiddenError();
+    return row;
+  }
+
+  async create(ctx: OperationContext, body: CreateBody) {
+    const id = await ctx.em.transactional(async (em) => {
+      const c = em.create(StudyCollection, {
+        id: crypto.randomUUID(),
+        organizationId: ctx.actor.organizationId,
+        name: body.name,
+        description: body.description ?? null,
+        visibility: body.visibility ?? 'PRIVATE',
+        createdById: ctx.actor.organizationUserId,
+      });
+      ctx.services.activity.record(em, ctx.actor, {
+        eventType: 'study_collection.created',
+        data: { collectionId: c.id, name: c.name, visibility: c.visibility },
+      });
+      return c.id;
+    });
+    return this.get(ctx, id);
+  }
+
+  async update(ctx: OperationContext, id: string, body: UpdateBody) {
+    await ctx.em.transactional(async (em) => {
+      const row = await this.#forChange({ ...ctx, em }, id);
+      const c = await em.findOneOrFail(StudyCollection, { id, organizationId: ctx.actor.organizationId });
+      const oldVisibility = c.visibility;
+      // Anyone may edit a PUBLIC collection, but only its owner (or an admin) decides who sees it.
+      if (body.visibility !== undefined && body.visibility !== oldVisibility && !ownsCollection(ctx.actor, row)) {
+        throw new ForbiddenError();
+      }
+      const fields = mergeUpdate('study collection', c, body, ['name', 'description', 'visibility'], {});
+      if (fields.length) {
+        ctx.services.activity.record(em, ctx.actor, { eventType: 'study_collection.updated', data: { collectionId: id, fields } });
+      }
+      if (c.visibility !== oldVisibility) {
+        ctx.services.activity.record(em, ctx.actor, {
+          eventType: 'study_collection.visibility_changed',
+          data: { collectionId: id, oldVisibility, newVisibility: c.visibility },
+        });
+      }
+    });
+    return this.get(ctx, id);
+  }
+
+  /** Owner or admin only (403 for others who may view it); its memberships go with it. */
+  async delete(ctx: OperationContext, id: string): Promise<void> {
+    await ctx.em.transactional(async (em) => {
+      const row = await this.#find({ ...ctx, em }, id);
+      if (!ownsCollection(ctx.actor, row)) throw new ForbiddenError();
+      await em.nativeDelete(StudyCollectionStudy, { collectionId: id });
+      await em.nativeDelete(StudyCollection, { id, organizationId: ctx.actor.organizationId });
+      ctx.services.activity.record(em, ctx.actor, { eventType: 'study_collection.deleted', data: { collectionId: id, name: row.name } });
+    });
+  }
+
+  /** Idempotent: adding a study already in the collection changes nothing and records nothing. */
+  async addStudy(ctx: OperationContext, id: string, studyId: string) {
+    await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      await this.#forChange(tx, id);
+      const study = await studyAccessById(tx, studyId);
+      const inserted = await query(
+        em,
+        sql`insert into study_collection_study (collection_id, study_id, organization_id, added_by_id)
+              values (${id}, ${studyId}, ${ctx.actor.organizationId}, ${ctx.actor.organizationUserId})
+              on conflict do nothing returning study_id`,
+      );
+      if (inserted.length) this.#recordMembership(tx, 'study_collection.study_added', id, study);
+    });
+    return this.get(ctx, id);
+  }
+
+  /** Idempotent: removing a study that is not in the collection changes nothing. */
+  async removeStudy(ctx: OperationContext, id: string, studyId: string): Promise<void> {
+    await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      await this.#forChange(tx, id);
+      const study = await studyAccessById(tx, studyId);
+      const removed = await em.nativeDelete(StudyCollectionStudy, { collectionId: id, studyId });
+      if (removed) this.#recordMembership(tx, 'study_collection.study_removed', id, study);
+    });
+  }
+
+  /** Recorded on the study (and its project), so it shows in the study's activity. */
+  #recordMembership(ctx: OperationContext, eventType: string, collectionId: string, study: { id: string; projectId: string }) {
+    ctx.services.activity.record(ctx.em, ctx.actor, {
+      eventType,
+      projectId: study.projectId,
+      studyId: study.id,
+      data: { collectionId, studyId: study.id, projectId: study.projectId },
+    });
+  }
+
+  /** Cascade from study (or project) deletion: the studies leave every collection. */
+  async removeStudies(ctx: OperationContext, studyIds: string[]): Promise<void> {
+    await ctx.em.nativeDelete(StudyCollectionStudy, { studyId: { $in: studyIds }, organizationId: ctx.actor.organizationId });
+  }
+}

@@ -1,0 +1,46 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { StringEnum, Timestamp, Uuid } from '../../core/public.ts';
+
+export const RELATIONSHIP_TYPES = [
+  'IS_RELATED_TO',
+  'IS_PARENT_OF',
+  'IS_CHILD_OF',
+  'IS_BLOCKING',
+  'IS_BLOCKED_BY',
+  'IS_PRECEDED_BY',
+  'IS_SUCCEEDED_BY',
+] as const;
+export type RelationshipType = (typeof RELATIONSHIP_TYPES)[number];
+
+/** The relationship created automatically on the target study for each type. */
+export const INVERSE_TYPES: Record<RelationshipType, RelationshipType> = {
+  IS_RELATED_TO: 'IS_RELATED_TO',
+  IS_PARENT_OF: 'IS_CHILD_OF',
+  IS_CHILD_OF: 'IS_PARENT_OF',
+  IS_BLOCKING: 'IS_BLOCKED_BY',
+  IS_BLOCKED_BY: 'IS_BLOCKING',
+  IS_PRECEDED_BY: 'IS_SUCCEEDED_BY',
+  IS_SUCCEEDED_BY: 'IS_PRECEDED_BY',
+};
+
+const RelationshipTypeSchema = StringEnum(RELATIONSHIP_TYPES, { description: 'How the source study relates to the target study' });
+
+export const StudyRelationshipSchema = Type.Object({
+  id: Uuid(),
+  organizationId: Uuid(),
+  type: RelationshipTypeSchema,
+  sourceStudyId: Uuid({ description: 'The study the relationship originates from' }),
+  targetStudyId: Uuid({ description: 'Study on the other end' }),
+  createdById: Uuid({ description: 'Organization user who created the relationship' }),
+  createdAt: Timestamp(),
+});
+
+export const CreateBody = Type.Object({
+  type: RelationshipTypeSchema,
+  targetStudyId: Uuid({ description: 'Study on the other end; must differ from the source and be viewable by the caller' }),
+});
+
+export const StudyParams = Type.Object({ studyId: Uuid() });
+export const RelationshipParams = Type.Object({ studyId: Uuid(), relationshipId: Uuid() });
+
+export type CreateBody = Static<typeof CreateBody>;

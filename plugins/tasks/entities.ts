@@ -1,0 +1,23 @@
+import { defineEntity, p } from '../../core/public.ts';
+
+export const Task = defineEntity({
+  name: 'Task',
+  tableName: 'task',
+  properties: {
+    id: p.uuid().primary(),
+    organizationId: p.uuid(),
+    parentKind: p.string(),
+    parentId: p.uuid(),
+    label: p.string(),
+    status: p.string(),
+    dueDate: p.datetime().nullable(),
+    assignedToId: p.uuid().nullable(),
+    position: p.integer(),
+    completedAt: p.datetime().nullable(),
+    completedById: p.uuid().nullable(),
+    createdById: p.uuid(),
+    createdAt: p.datetime().onCreate(() => new Date()),
+    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    version: p.integer().version(),
+  },
+});

@@ -1,0 +1,28 @@
+import type { MigrationDefinition } from '../../core/public.ts';
+
+export const migrations: MigrationDefinition[] = [
+  {
+    name: 'tasks-0001-init',
+    sql: [
+      `create table task (
+        id uuid primary key,
+        organization_id uuid not null references organization (id) deferrable initially deferred,
+        parent_kind text not null,
+        parent_id uuid not null,
+        label text not null,
+        status text not null check (status in ('TODO', 'IN_PROGRESS', 'COMPLETE', 'INCOMPLETE')),
+        due_date timestamptz,
+        assigned_to_id uuid references organization_user (id) deferrable initially deferred,
+        position integer not null default 0,
+        completed_at timestamptz,
+        completed_by_id uuid references organization_user (id) deferrable initially deferred,
+        created_by_id uuid not null references organization_user (id) deferrable initially deferred,
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now(),
+        version integer not null default 1)`,
+      // Lists by parent in their default order, and look-ups of one user's tasks.
+      `create index task_parent_idx on task (parent_kind, parent_id, position, created_at, id)`,
+      `create index task_assignee_idx on task (assigned_to_id) where assigned_to_id is not null`,
+    ],
+  },
+];

@@ -1,0 +1,200 @@
+import crypto from 'node:crypto';
+import {
+  attachedTo,
+  attachedVisible,
+  contributableParentOf,
+  fetchPage,
+  isoDate,
+  mergeUpdate,
+  NotFoundError,
+  OrganizationUser,
+  parentOf,
+  parseDateInput,
+  parentType,
+  queryOne,
+  raw,
+  sql,
+  ValidationError,
+  type OperationContext,
+  type PageRequest,
+  type ParentAccess,
+  type ParentKind,
+} from '../../core/public.ts';
+import { Task } from './entities.ts';
+import type { CreateTaskBodyT, TaskStatus, UpdateTaskBodyT } from './schemas.ts';
+
+const columns = raw(`t.id, t.organization_id as "organizationId", t.parent_kind as "parentKind", t.parent_id as "parentId",
+  t.label, t.status, t.due_date as "dueDate", t.assigned_to_id as "assignedToId", t.position, t.completed_at as "completedAt",
+  t.completed_by_id as "completedById", t.created_by_id as "createdById", t.created_at as "createdAt",
+  t.updated_at as "updatedAt", t.version`);
+
+interface TaskShape {
+  id: string;
+  organizationId: string;
+  parentKind: string;
+  parentId: string;
+  label: string;
+  status: string;
+  dueDate?: Date | string | null;
+  assignedToId?: string | null;
+  position: number;
+  completedAt?: Date | string | null;
+  completedById?: string | null;
+  createdById: string;
+  createdAt: Date | string;
+  updatedAt: Date | string;
+  version: number;
+}
+
+function toDto(t: TaskShape) {
+  return {
+    id: t.id,
+    organizationId: t.organizationId,
+    parentType: parentType(t.parentKind),
+    parentId: t.parentId,
+    label: t.label,
+    status: t.status as TaskStatus,
+    dueDate: isoDate(t.dueDate ?? null),
+    assignedToId: t.assignedToId ?? null,
+    order: t.position,
+    completedAt: isoDate(t.completedAt ?? null),
+    completedById: t.completedById ?? null,
+    createdById: t.createdById,
+    createdAt: isoDate(t.createdAt)!,
+    updatedAt: isoDate(t.updatedAt)!,
+    version: t.version,
+  };
+}
+
+export type TaskDto = ReturnType<typeof toDto>;
+
+export const taskSort = {
+  fields: { order: 't.position', createdAt: 't.created_at', dueDate: 't.due_date', label: 't.label', status: 't.status' },
+  default: ['order,asc', 'createdAt,asc'],
+  tiebreaker: 't.id',
+};
+
+/** Where a task's activity is filed: the project, study and assay of its parent. */
+const recordIds = (p: ParentAccess) => ({ projectId: p.projectId, studyId: p.studyId, assayId: p.assayId });
+
+export class TaskService {
+  async list(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, page: PageRequest) {
+    const access = await parentOf(ctx, parent, params);
+    const { rows, total } = await fetchPage<TaskShape>(ctx.em, { columns, from: sql`from task t where ${attachedTo('t', access)}` }, page);
+    return { items: rows.map(toDto), total };
+  }
+
+  async get(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string): Promise<TaskDto> {
+    const access = await parentOf(ctx, parent, params);
+    const row = await queryOne<TaskShape>(ctx.em, sql`select ${columns} from task t where t.id = ${id} and ${attachedTo('t', access)}`);
+    if (!row) throw new NotFoundError('Task', id);
+    return toDto(row);
+  }
+
+  /** One task by id, whatever its parent (the get_task tool), if the actor may view its parent. */
+  async getAny(ctx: OperationContext, id: string): Promise<TaskDto> {
+    const row = await queryOne<TaskShape>(ctx.em, sql`select ${columns} from task t where t.id = ${id} and ${attachedVisible(ctx, 't')}`);
+    if (!row) throw new NotFoundError('Task', id);
+    return toDto(row);
+  }
+
+  /** An assignee must be an organization user of the caller's organization (400 otherwise). */
+  async #checkAssignee(ctx: OperationContext, id: string | null | undefined): Promise<void> {
+    if (!id) return;
+    if (!(await ctx.em.findOne(OrganizationUser, { id, organizationId: ctx.actor.organizationId }))) {
+      throw new ValidationError([{ field: 'assignedToId', message: 'is not an organization user of this organization' }]);
+    }
+  }
+
+  async #forWrite(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string) {
+    const access = await contributableParentOf(ctx, parent, params);
+    const task = await ctx.em.findOne(Task, { id, parentKind: access.kind, parentId: access.id, organizationId: ctx.actor.organizationId });
+    if (!task) throw new NotFoundError('Task', id);
+    return { access, task };
+  }
+
+  /** Inserts a task (also used for an assay's standard tasks, inside the assay's transaction). */
+  insert(ctx: OperationContext, access: ParentAccess, input: { label: string; status?: TaskStatus; dueDate?: Date | null; assignedToId?: string | null; order?: number }) {
+    const done = input.status === 'COMPLETE' || input.status === 'INCOMPLETE';
+    const task = ctx.em.create(Task, {
+      id: crypto.randomUUID(),
+      organizationId: ctx.actor.organizationId,
+      parentKind: access.kind,
+      parentId: access.id,
+      label: input.label,
+      status: input.status ?? 'TODO',
+      dueDate: input.dueDate ?? null,
+      assignedToId: input.assignedToId ?? null,
+      position: input.order ?? 0,
+      completedAt: done ? new Date() : null,
+      completedById: done ? ctx.actor.organizationUserId : null,
+      createdById: ctx.actor.organizationUserId,
+    });
+    ctx.services.activity.record(ctx.em, ctx.actor, { eventType: 'task.created', ...recordIds(access), data: { taskId: task.id, label: task.label } });
+    return task;
+  }
+
+  async create(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, body: CreateTaskBodyT): Promise<TaskDto> {
+    const dueDate = parseDateInput('dueDate', body.dueDate);
+    const task = await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      const access = await contributableParentOf(tx, parent, params);
+      await this.#checkAssignee(tx, body.assignedToId);
+      return this.insert(tx, access, { ...body, dueDate });
+    });
+    return toDto(task);
+  }
+
+  async update(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string, body: UpdateTaskBodyT): Promise<TaskDto> {
+    const task = await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      const { access, task } = await this.#forWrite(tx, parent, params, id);
+      await this.#checkAssignee(tx, body.assignedToId);
+      const { order, ...rest } = body;
+      const changed = mergeUpdate('task', task, { ...rest, position: order, dueDate: parseDateInput('dueDate', body.dueDate) }, ['label', 'status', 'dueDate', 'assignedToId', 'position'], {});
+      this.#stampCompletion(ctx, task);
+      if (changed.length) {
+        ctx.services.activity.record(em, ctx.actor, { eventType: 'task.updated', ...recordIds(access), data: { taskId: id, fields: changed.map((f) => (f === 'position' ? 'order' : f)) } });
+      }
+      return task;
+    });
+    return toDto(task);
+  }
+
+  /** completedAt/By follow the status: set when a task is closed, cleared when it is reopened. */
+  #stampCompletion(ctx: OperationContext, task: { status: string; completedAt?: Date | null; completedById?: string | null }) {
+    const done = task.status === 'COMPLETE' || task.status === 'INCOMPLETE';
+    if (done && !task.completedAt) {
+      task.completedAt = new Date();
+      task.completedById = ctx.actor.organizationUserId;
+    } else if (!done) {
+      task.completedAt = null;
+      task.completedById = null;
+    }
+  }
+
+  async complete(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string, status: 'COMPLETE' | 'INCOMPLETE'): Promise<TaskDto> {
+    const task = await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      const { access, task } = await this.#forWrite(tx, parent, params, id);
+      const oldStatus = task.status;
+      if (oldStatus !== status) {
+        task.status = status;
+        task.completedAt = null;
+        this.#stampCompletion(ctx, task);
+        ctx.services.activity.record(em, ctx.actor, { eventType: 'task.completed', ...recordIds(access), data: { taskId: id, label: task.label, oldStatus, newStatus: status } });
+      }
+      return task;
+    });
+    return toDto(task);
+  }
+
+  async delete(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string): Promise<void> {
+    await ctx.em.transactional(async (em) => {
+      const tx = { ...ctx, em };
+      const { access, task } = await this.#forWrite(tx, parent, params, id);
+      em.remove(task);
+      ctx.services.activity.record(em, ctx.actor, { eventType: 'task.deleted', ...recordIds(access), data: { taskId: id, label: task.label } });
+    });
+  }
+}

@@ -1,0 +1,100 @@
+import t from 'tap';
+import { startTestServer, type Member } from '../../support/server.ts';
+import { callTool, connectMcp, expectToolMatchesRest } from '../../support/mcp.ts';
+
+const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies', 'assay-types', 'assays', 'tasks'] });
+const org = await server.organization();
+const other = await server.organization();
+const admin = await server.admin(org);
+const alice = await server.member(org);
+const bob = await server.member(org);
+const outsider = await server.admin(other);
+
+async function ok(res: Promise<{ status: number; text: string; body: any }>, status = 201) {
+  const r = await res;
+  if (r.status !== status) throw new Error(`expected ${status}, got ${r.status}: ${r.text}`);
+  return r.body;
+}
+const project = (owner: Member, visibility: string) => ok(server.post('/api/v1/projects', { code: 'P', name: 'P', description: 'd', visibility }, { key: owner.key }));
+const pub = await project(alice, 'PUBLIC');
+const prot = await project(alice, 'PROTECTED');
+const priv = await project(alice, 'PRIVATE');
+const study = await ok(server.post('/api/v1/studies', { projectId: prot.id, name: 'S' }, { key: alice.key }));
+const type = await ok(server.post('/api/v1/assay-types', { name: 'ELISA', status: 'ACTIVE', fields: [], tasks: [{ label: 'Coat plate', order: 1 }, { label: 'Read plate', order: 2 }] }, { key: admin.key }));
+const assay = await ok(server.post('/api/v1/assays', { studyId: study.id, assayTypeId: type.id, name: 'A' }, { key: alice.key }));
+
+t.test('an assay starts with its type\'s standard tasks, in order', async (t) => {
+  const res = await server.get(`/api/v1/assays/${assay.id}/tasks`, { key: alice.key });
+  t.equal(res.status, 200);
+  t.same(res.body.content.map((x: { label: string; status: string; parentType: string }) => [x.label, x.status, x.parentType]), [
+    ['Coat plate', 'TODO', 'ASSAY'],
+    ['Read plate', 'TODO', 'ASSAY'],
+  ]);
+});
+
+t.test('create under each parent with every field; validation names the field', async (t) => {
+  for (const [segment, id] of [['projects', pub.id], ['studies', study.id], ['assays', assay.id]]) {
+    const res = await server.post(`/api/v1/${segment}/${id}/tasks`, { label: 'Weigh', status: 'IN_PROGRESS', dueDate: '2026-12-01', assignedToId: bob.organizationUserId }, { key: alice.key });
+    t.equal(res.status, 201, segment);
+    t.match(res.body, { label: 'Weigh', status: 'IN_PROGRESS', dueDate: '2026-12-01T00:00:00.000Z', assignedToId: bob.organizationUserId, parentId: id, completedAt: null });
+  }
+  const blank = await server.post(`/api/v1/projects/${pub.id}/tasks`, { label: ' ' }, { key: alice.key });
+  t.same(blank.body.errors, [{ field: 'label', message: 'must not be blank' }]);
+  const status = await server.post(`/api/v1/projects/${pub.id}/tasks`, { label: 'x', status: 'DONE' }, { key: alice.key });
+  t.equal(status.status, 400);
+  t.equal(status.body.errors[0].field, 'status');
+  const foreign = await server.post(`/api/v1/projects/${pub.id}/tasks`, { label: 'x', assignedToId: outsider.organizationUserId }, { key: alice.key });
+  t.equal(foreign.status, 400);
+  t.same(foreign.body.errors, [{ field: 'assignedToId', message: 'is not an organization user of this organization' }]);
+  const badDate = await server.post(`/api/v1/projects/${pub.id}/tasks`, { label: 'x', dueDate: 'tomorrow' }, { key: alice.key });
+  t.equal(badDate.body.errors[0].field, 'dueDate');
+});
+
+t.test('permission matrix: contributors write, viewers read, others get 404', async (t) => {
+  const task = await ok(server.post(`/api/v1/studies/${study.id}/tasks`, { label: 'Mix' }, { key: alice.key }));
+  t.equal((await server.get(`/api/v1/studies/${study.id}/tasks/${task.id}`, { key: bob.key })).status, 200, 'PROTECTED viewer reads');
+  t.equal((await server.post(`/api/v1/studies/${study.id}/tasks`, { label: 'x' }, { key: bob.key })).status, 403);
+  t.equal((await server.put(`/api/v1/studies/${study.id}/tasks/${task.id}`, { label: 'x' }, { key: bob.key })).status, 403);
+  t.equal((await server.request('PATCH', `/api/v1/studies/${study.id}/tasks/${task.id}/complete`, { key: bob.key })).status, 403);
+  t.equal((await server.delete(`/api/v1/studies/${study.id}/tasks/${task.id}`, { key: bob.key })).status, 403);
+  t.equal((await server.get(`/api/v1/studies/${study.id}/tasks`, { key: outsider.key })).status, 404);
+  t.equal((await server.put(`/api/v1/studies/${study.id}/tasks/${task.id}`, { label: 'x' }, { key: admin.key })).status, 200, 'admin');
+  const hidden = await ok(server.post(`/api/v1/projects/${priv.id}/tasks`, { label: 'secret' }, { key: alice.key }));
+  t.equal((await server.get(`/api/v1/projects/${priv.id}/tasks/${hidden.id}`, { key: bob.key })).status, 404);
+  t.equal((await server.get(`/api/v1/tasks/${hidden.id}`, { key: bob.key })).status, 404);
+  t.equal((await server.get(`/api/v1/studies/${study.id}/tasks/${hidden.id}`, { key: alice.key })).status, 404, 'under the wrong parent');
+});
+
+t.test('update merges; complete (optional body) records RESEARCH activity; delete', async (t) => {
+  const task = await ok(server.post(`/api/v1/assays/${assay.id}/tasks`, { label: 'Wash' }, { key: alice.key }));
+  const upd = await server.put(`/api/v1/assays/${assay.id}/tasks/${task.id}`, { dueDate: '2027-01-05T09:00:00+01:00', order: 7 }, { key: alice.key });
+  t.match(upd.body, { label: 'Wash', dueDate: '2027-01-05T08:00:00.000Z', order: 7 });
+  const done = await server.request('PATCH', `/api/v1/assays/${assay.id}/tasks/${task.id}/complete`, { key: alice.key });
+  t.equal(done.status, 200);
+  t.match(done.body, { status: 'COMPLETE', completedById: alice.organizationUserId });
+  t.ok(done.body.completedAt);
+  const undone = await server.request('PATCH', `/api/v1/assays/${assay.id}/tasks/${task.id}/complete`, { key: alice.key, body: { status: 'INCOMPLETE' } });
+  t.equal(undone.body.status, 'INCOMPLETE');
+  const [row] = await server.sql<{ category: string; project_id: string; study_id: string; assay_id: string; data: Record<string, unknown> }>(
+    `select category, project_id, study_id, assay_id, data from activity where event_type = 'task.completed' and data->>'taskId' = ? order by date limit 1`, [task.id]);
+  t.match(row, { category: 'RESEARCH', project_id: prot.id, study_id: study.id, assay_id: assay.id, data: { oldStatus: 'TODO', newStatus: 'COMPLETE' } });
+  t.equal((await server.delete(`/api/v1/assays/${assay.id}/tasks/${task.id}`, { key: alice.key })).status, 204);
+  t.equal((await server.get(`/api/v1/tasks/${task.id}`, { key: alice.key })).status, 404);
+});
+
+t.test('tools equal REST; not viewable is a not-found result', async (t) => {
+  const client = await connectMcp(server.url, { key: bob.key, teardown: (fn) => t.teardown(fn) });
+  await expectToolMatchesRest(t, server, client, bob.key, 'list_study_tasks', { studyId: study.id }, `/studies/${study.id}/tasks`);
+  await expectToolMatchesRest(t, server, client, bob.key, 'list_assay_tasks', { assayId: assay.id, page: 0, size: 1 }, `/assays/${assay.id}/tasks?page=0&size=1`);
+  const one = (await server.get(`/api/v1/assays/${assay.id}/tasks`, { key: bob.key })).body.content[0];
+  await expectToolMatchesRest(t, server, client, bob.key, 'get_task', { id: one.id }, `/tasks/${one.id}`);
+  const { tools } = await client.listTools();
+  t.notOk(tools.some((x) => x.name === 'list_project_tasks'), 'the spec has no list_project_tasks tool');
+  const hidden = (await server.get(`/api/v1/projects/${priv.id}/tasks`, { key: alice.key })).body.content[0];
+  t.equal((await callTool(client, 'get_task', { id: hidden.id })).isError, true);
+});
+
+t.test('deleting the project deletes the tasks of it, its studies and assays', async (t) => {
+  await server.delete(`/api/v1/projects/${prot.id}`, { key: alice.key });
+  t.same(await server.sql(`select id from task where parent_id in (?, ?, ?)`, [prot.id, study.id, assay.id]), []);
+});
