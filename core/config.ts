@@ -15,6 +15,8 @@ export interface Config {
   /** Extra host names accepted by the MCP DNS-rebinding check besides localhost. */
   mcpAllowedHosts: string[];
   logLevel: string;
+  /** LABDATA_SECRET_KEY: 32 bytes (base64 or hex) sealing stored credentials; unset: `<dataDir>/secret.key`. */
+  secretKey: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -53,5 +55,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     enterprise: bool('LABDATA_ENTERPRISE', env.LABDATA_ENTERPRISE, true),
     mcpAllowedHosts: list(env.LABDATA_MCP_ALLOWED_HOSTS) ?? [],
     logLevel: env.LABDATA_LOG_LEVEL || 'info',
+    secretKey: env.LABDATA_SECRET_KEY || undefined,
   };
 }

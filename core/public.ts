@@ -5,7 +5,7 @@
 export { definePlugin, type PluginDefinition, type SetupContext, type RegisterContext, type BootstrapContext, type BootstrapSection } from './kernel/plugin.ts';
 export { AdminError as BootstrapError } from './cli/admin.ts';
 export { createExtensionPoint, type ExtensionPoint } from './kernel/extension-points.ts';
-export { defineRead, defineWrite, type OperationContext, type ReadDefinition, type WriteDefinition, type PageResult } from './kernel/operations.ts';
+export { defineRead, defineWrite, withStatus, StatusResult, type OperationContext, type ReadDefinition, type WriteDefinition, type PageResult } from './kernel/operations.ts';
 export { RecordExtensions, type RecordField, type RecordOutput, type RecordHook, type DeleteHook } from './kernel/record-extensions.ts';
 export type { KernelServices } from './kernel/services.ts';
 export type { Actor } from './auth/api-keys.ts';
@@ -29,3 +29,9 @@ export { OrganizationRecords, type OrganizationRecordSpec } from './organization
 export { Team, TeamMember, ProjectMember, OrganizationUser } from './entities/index.ts';
 export { OrganizationUserSchema, organizationUserColumns, toOrganizationUserDto, type OrganizationUserRow, type OrganizationUserDto } from './entities/dto.ts';
 export { parentParam, parentParams, parentOf, contributableParentOf, attachedTo, attachedVisible, cascadeWithParents, parentType, parentProperties } from './attachments.ts';
+export { askVendor, vendorStep, vendorEndpoint, linkExisting, verifyExisting, VendorClient, VendorError, type VendorClientOptions, type VendorRequest,
+  type VendorResponse, type VendorIntegration, type VendorEndpoint, type ExistingLink } from './vendor-http.ts';
+export type { JobContext, JobDefinition, EnqueueOptions, JobQueue } from './jobs/index.ts';
+export { StepFailedError, retryInitializationWrite, STEP_STATUSES, type ProvisioningService, type ProvisioningStep, type StepContext, type StepExecutor,
+  type StepResult, type StepStatus, type ExecutorOptions, type ProvisionedKind, type RecordScope, type AddStepInput } from './provisioning/index.ts';
+export type { SecretBox } from './secrets.ts';

@@ -30,7 +30,16 @@ async function startEmbedded(config: Config, log: Logger): Promise<DatabaseHandl
   return startEmbeddedDatabase(config.dataDir, (msg) => log.info(msg));
 }
 
-export async function openRuntime(config: Config, log: Logger = createLogger(config)): Promise<Runtime> {
+export interface RuntimeOptions {
+  /**
+   * The job queue: `workers` runs jobs here (the server); `queue` (default) installs or migrates
+   * pg-boss's schema and lets writes queue jobs (migrate, bootstrap); `off` leaves it alone
+   * (admin commands that never queue anything start faster).
+   */
+  jobs?: 'off' | 'queue' | 'workers';
+}
+
+export async function openRuntime(config: Config, log: Logger = createLogger(config), options: RuntimeOptions = {}): Promise<Runtime> {
   const kernel = await createKernel(config, log as unknown as FastifyBaseLogger);
   const embedded = !config.databaseUrl;
   const db = embedded ? await startEmbedded(config, log) : { url: config.databaseUrl!, stop: async () => {} };
@@ -43,6 +52,17 @@ export async function openRuntime(config: Config, log: Logger = createLogger(con
     await db.stop();
     throw err;
   }
+  const { jobs } = kernel.services;
+  if (jobs.defined && options.jobs !== 'off') {
+    // pg-boss installs or migrates its own schema (`pgboss`) here, so `labdata migrate` covers it.
+    try {
+      await jobs.start({ url: db.url, orm, services: kernel.services, log: log as unknown as FastifyBaseLogger, workers: options.jobs === 'workers' });
+    } catch (err) {
+      await orm.close();
+      await db.stop();
+      throw err;
+    }
+  }
   return {
     config,
     kernel,
@@ -51,6 +71,8 @@ export async function openRuntime(config: Config, log: Logger = createLogger(con
     embedded,
     log,
     async close() {
+      // Workers first (they use the pool), then the pool, then the database.
+      await jobs.stop();
       await orm.close();
       await db.stop();
     },

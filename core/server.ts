@@ -24,7 +24,7 @@ export interface RunningServer {
 /** `npm start`: database, migrations, HTTPS; prints `listening on https://HOST:PORT` when ready. */
 export async function startServer(config: Config): Promise<RunningServer> {
   const log = createLogger(config);
-  const runtime = await openRuntime(config, log);
+  const runtime = await openRuntime(config, log, { jobs: 'workers' });
   let app: FastifyInstance;
   try {
     app = await buildApp({ kernel: runtime.kernel, orm: runtime.orm, tls: await tlsMaterial(config), logger: log as unknown as FastifyBaseLogger });
@@ -51,7 +51,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      // Stop accepting, let in-flight requests finish, then release the pool and the database.
+      // Stop accepting, let in-flight requests finish, then stop the job workers (runtime.close
+      // does it first), release the pool and the database.
       await app.close();
       await runtime.close();
     })());

@@ -1,5 +1,8 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import type { Runtime } from '../runtime.ts';
 import { addMembership, createOrganization, createUser, issueKey } from './admin.ts';
+import { applyBootstrap } from './bootstrap.ts';
 
 /**
  * First start against an empty embedded database: a demo organization, an admin and a key,
@@ -16,6 +19,13 @@ export async function provisionDemo(runtime: Runtime) {
     addMembership(tx, { organizationId: org.id, userId: user.id, roles: ['ORGANIZATION_ADMIN'], status: 'ACTIVE' });
     await tx.flush();
     const key = await issueKey(tx, { userId: user.id, organizationId: org.id, name: 'demo', days: 30 }, true);
+    if (runtime.kernel.plugins.some((p) => p.name === 'git')) {
+      // Git without an outside service: bare repositories under the data dir, group `demo`.
+      const rootPath = path.join(runtime.config.dataDir, 'git');
+      await mkdir(path.join(rootPath, 'demo'), { recursive: true });
+      const integration = { organization: org.id, type: 'GIT', name: 'Local Git (demo)', settings: { provider: 'LOCAL', rootPath } };
+      await applyBootstrap(tx, { integrations: [integration] }, runtime.kernel);
+    }
     return { organizationName: org.name, email: user.email, key: key.key };
   });
 }

@@ -20,8 +20,9 @@ function print(value: unknown) {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n');
 }
 
-async function withRuntime<T>(fn: (runtime: Runtime) => Promise<T>): Promise<T> {
-  const runtime = await openRuntime(loadConfig());
+/** `jobs: 'queue'` for commands that migrate or may queue jobs (pg-boss); the others skip it. */
+async function withRuntime<T>(fn: (runtime: Runtime) => Promise<T>, jobs: 'off' | 'queue' = 'off'): Promise<T> {
+  const runtime = await openRuntime(loadConfig(), undefined, { jobs });
   try {
     return await fn(runtime);
   } finally {
@@ -72,7 +73,7 @@ async function main(argv: string[]) {
     case 'serve':
       return serve(loadConfig());
     case 'migrate':
-      return withRuntime(async (rt) => print({ migrations: 'up to date', plugins: rt.kernel.plugins.map((p) => p.name) }));
+      return withRuntime(async (rt) => print({ migrations: 'up to date', plugins: rt.kernel.plugins.map((p) => p.name) }), 'queue');
     case 'bootstrap': {
       const [file] = args;
       if (!file) throw new AdminError('bootstrap: FILE is required');
@@ -82,7 +83,7 @@ async function main(argv: string[]) {
       } catch (e) {
         throw new AdminError(`bootstrap: cannot read ${file}: ${(e as Error).message.split('\n')[0]}`);
       }
-      return withRuntime(async (rt) => print(await applyBootstrap(rt.orm.em.fork(), parsed, rt.kernel)));
+      return withRuntime(async (rt) => print(await applyBootstrap(rt.orm.em.fork(), parsed, rt.kernel)), 'queue');
     }
     case 'keys':
       return keys(args);

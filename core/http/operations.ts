@@ -2,7 +2,7 @@ import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Orm } from '../db/orm.ts';
 import type { KernelServices } from '../kernel/services.ts';
-import type { OperationContext, PagedRead, ReadDefinition, WriteDefinition } from '../kernel/operations.ts';
+import { StatusResult, type OperationContext, type PagedRead, type ReadDefinition, type WriteDefinition } from '../kernel/operations.ts';
 import { MAX_PAGE_SIZE, pageEnvelope, pageQuerySchema, pageSchema, parsePageRequest } from '../pagination/index.ts';
 import type { Actor } from '../auth/api-keys.ts';
 import { ValidationError, type FieldError } from '../errors.ts';
@@ -88,6 +88,7 @@ export function registerOperations(
   for (const def of opts.writes) {
     const response: Record<number, TSchema> = {};
     if (def.status !== 204 && def.response) response[def.status] = def.response;
+    if (def.alternativeStatus && def.response) response[def.alternativeStatus] = def.response;
     // OpenAPI requires at least one response per operation; a null schema documents "no body".
     if (def.status === 204) response[204] = Type.Null({ description: 'No content' });
     app.route({
@@ -105,6 +106,8 @@ export function registerOperations(
         response,
       }),
       preValidation: async (request: FastifyRequest) => {
+        // A body whose every field is optional may be left out altogether (`POST` with no body).
+        if (request.body === undefined && def.body && !(def.body as TObject).required?.length) request.body = {};
         rejectNulCharacters(request.params);
         rejectNulCharacters(request.query);
         rejectNulCharacters(request.body);
@@ -116,6 +119,10 @@ export function registerOperations(
           query: (request.query ?? {}) as never,
           body: request.body as never,
         });
+        if (result instanceof StatusResult) {
+          reply.code(result.status);
+          return result.body;
+        }
         reply.code(def.status);
         return def.status === 204 ? reply.send() : result;
       },

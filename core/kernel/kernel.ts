@@ -4,6 +4,9 @@ import type { Config } from '../config.ts';
 import { ActivityService } from '../activity/index.ts';
 import { PermissionService } from '../permissions/index.ts';
 import { ParentRegistry } from '../parents.ts';
+import { JobQueue } from '../jobs/index.ts';
+import { ProvisioningService } from '../provisioning/index.ts';
+import { SecretBox } from '../secrets.ts';
 import { kernelEntities } from '../entities/index.ts';
 import { kernelMigrations } from '../entities/migrations.ts';
 import type { MigrationDefinition } from '../db/orm.ts';
@@ -29,7 +32,17 @@ export interface Kernel {
  * operations. Nothing touches Fastify or the database here.
  */
 export function assembleKernel(config: Config, plugins: PluginDefinition[], log: FastifyBaseLogger): Kernel {
-  const services: KernelServices = { config, permissions: new PermissionService(), activity: new ActivityService(), parents: new ParentRegistry() };
+  const activity = new ActivityService();
+  const jobs = new JobQueue();
+  const services: KernelServices = {
+    config,
+    permissions: new PermissionService(),
+    activity,
+    parents: new ParentRegistry(),
+    jobs,
+    provisioning: new ProvisioningService(jobs, activity),
+    secrets: SecretBox.fromConfig(config),
+  };
   const extensions = new ExtensionRegistry();
   const reads: ReadDefinition[] = [];
   const writes: WriteDefinition[] = [];

@@ -89,12 +89,29 @@ export interface WriteDefinition<
   body?: B;
   /** 200 or 201 with `response`, or 204 without a body. */
   status: 200 | 201 | 204;
+  /**
+   * A second success status with the same `response` (documented too), answered when `run`
+   * returns `withStatus(alternativeStatus, body)`: e.g. 201 on creation, 200 for an idempotent repeat.
+   */
+  alternativeStatus?: 200 | 201;
   response?: R;
   tags?: string[];
   /** Runs on the raw body before schema validation (e.g. to name a field no enabled plugin fills). */
   preValidate?(body: unknown): void;
-  run(ctx: OperationContext, input: WriteInput<P, Q, B>): Promise<R extends TSchema ? Static<R> : void>;
+  run(ctx: OperationContext, input: WriteInput<P, Q, B>): Promise<R extends TSchema ? Static<R> | StatusResult<Static<R>> : void>;
 }
+
+/** A write's result answered with its definition's `alternativeStatus` instead of `status`. */
+export class StatusResult<T> {
+  readonly status: 200 | 201;
+  readonly body: T;
+  constructor(status: 200 | 201, body: T) {
+    this.status = status;
+    this.body = body;
+  }
+}
+
+export const withStatus = <T>(status: 200 | 201, body: T) => new StatusResult(status, body);
 
 export function defineWrite<
   P extends TObject | undefined,

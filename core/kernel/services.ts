@@ -2,6 +2,9 @@ import type { Config } from '../config.ts';
 import type { ActivityService } from '../activity/index.ts';
 import type { PermissionService } from '../permissions/index.ts';
 import type { ParentRegistry } from '../parents.ts';
+import type { JobQueue } from '../jobs/index.ts';
+import type { ProvisioningService } from '../provisioning/index.ts';
+import type { SecretBox } from '../secrets.ts';
 
 /** Kernel services every plugin may use. */
 export interface KernelServices {
@@ -10,4 +13,10 @@ export interface KernelServices {
   activity: ActivityService;
   /** Record kinds other records attach to (projects, studies, assays), registered by their plugins. */
   parents: ParentRegistry;
+  /** The durable job queue (pg-boss): define jobs in setup, enqueue inside write transactions. */
+  jobs: JobQueue;
+  /** External work after a record is created, with record status INITIALIZING → ACTIVE / INITIALIZATION_FAILED. */
+  provisioning: ProvisioningService;
+  /** Seals and opens stored credentials (AES-256-GCM, LABDATA_SECRET_KEY). */
+  secrets: SecretBox;
 }

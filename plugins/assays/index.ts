@@ -1,4 +1,4 @@
-import { archiveWrite, definePlugin, defineRead, defineWrite, IdParams, RecordExtensions, sql, statusWrite } from '../../core/public.ts';
+import { archiveWrite, definePlugin, defineRead, defineWrite, IdParams, queryOne, RecordExtensions, retryInitializationWrite, sql, statusWrite } from '../../core/public.ts';
 import { studyExtensions } from '../studies/extensions.ts';
 import { Assay } from './entities.ts';
 import { events } from './events.ts';
@@ -37,6 +37,19 @@ export default definePlugin({
         return sql`exists (select 1 from assay va ${access.join} where va.id = ${parentId} and ${access.visible})`;
       },
       beforeDelete: (hook) => extensions.beforeDelete((op, records) => hook(op, records.map((r) => r.id))),
+    });
+    // ELN and Git steps after creation (core/provisioning): status INITIALIZING → ACTIVE / INITIALIZATION_FAILED.
+    ctx.services.provisioning.registerKind('assays', {
+      kind: 'assay',
+      table: 'assay',
+      entity: Assay,
+      scope: async (em, id) => {
+        const row = await queryOne<{ projectId: string; studyId: string }>(
+          em,
+          sql`select s.project_id as "projectId", a.study_id as "studyId" from assay a join study s on s.id = a.study_id where a.id = ${id}`,
+        );
+        return row && { projectId: row.projectId, studyId: row.studyId, assayId: id };
+      },
     });
     // Deleting a study (also through its project) deletes its assays and, through this plugin's own hook, their children.
     ctx.use(studyExtensions).beforeDelete((op, studies) => service.deleteOfStudies(op, studies.map((s) => s.id)));
@@ -110,6 +123,7 @@ export default definePlugin({
     );
     const lifecycle = { kind: 'assay', base: '/assays', tags, response: Assay };
     ctx.write(statusWrite(lifecycle, (c, id, status) => service.setStatus(c, id, status)));
+    ctx.write(retryInitializationWrite(lifecycle, (c, id) => service.retryInitialization(c, id)));
     ctx.write(archiveWrite(lifecycle, (c, id, archived) => service.setArchived(c, id, archived)));
     ctx.write(
       defineWrite({

@@ -203,6 +203,16 @@ export class AssayService {
     return this.#respond(ctx, assay, projectId);
   }
 
+  /** `POST /assays/:id/retry-initialization`: reruns the failed provisioning steps. */
+  async retryInitialization(ctx: OperationContext, id: string): Promise<AssayDto> {
+    const { assay, projectId } = await ctx.em.transactional(async (em) => {
+      const { assay: a, projectId } = await this.#forWrite({ ...ctx, em }, id);
+      await ctx.services.provisioning.retry({ ...ctx, em }, 'assay', a);
+      return { assay: a, projectId };
+    });
+    return this.#respond(ctx, assay, projectId);
+  }
+
   async setArchived(ctx: OperationContext, id: string, archived: boolean): Promise<AssayDto> {
     const { assay, projectId } = await ctx.em.transactional(async (em) => {
       const { assay: a, projectId } = await this.#forWrite({ ...ctx, em }, id);

@@ -1,4 +1,4 @@
-import { archiveWrite, definePlugin, defineRead, defineWrite, IdParams, RecordExtensions, sql, statusWrite } from '../../core/public.ts';
+import { archiveWrite, definePlugin, defineRead, defineWrite, IdParams, queryOne, RecordExtensions, retryInitializationWrite, sql, statusWrite } from '../../core/public.ts';
 import { Project } from './entities.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
@@ -31,6 +31,13 @@ export default definePlugin({
       projectIdOf: (parentId) => parentId,
       visible: (op, parentId) => sql`exists (select 1 from project vp where vp.id = ${parentId} and ${projectVisibleTo(op.services, op.actor, 'vp')})`,
       beforeDelete: (hook) => extensions.beforeDelete((op, records) => hook(op, records.map((r) => r.id))),
+    });
+    // Storage, ELN and Git steps after creation (core/provisioning): status INITIALIZING → ACTIVE / INITIALIZATION_FAILED.
+    ctx.services.provisioning.registerKind('projects', {
+      kind: 'project',
+      table: 'project',
+      entity: Project,
+      scope: async (em, id) => ((await queryOne(em, sql`select 1 from project where id = ${id}`)) ? { projectId: id, studyId: null, assayId: null } : undefined),
     });
     return new ProjectService(extensions);
   },
@@ -92,6 +99,7 @@ export default definePlugin({
     const lifecycle = { kind: 'project', base: '/projects', tags, response: Project };
     ctx.write(statusWrite(lifecycle, (c, id, status) => service.setStatus(c, id, status)));
     ctx.write(archiveWrite(lifecycle, (c, id, archived) => service.setArchived(c, id, archived)));
+    ctx.write(retryInitializationWrite(lifecycle, (c, id) => service.retryInitialization(c, id)));
     ctx.write(
       defineWrite({
         method: 'DELETE',

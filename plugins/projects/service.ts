@@ -150,6 +150,16 @@ export class ProjectService {
     return this.#respond(ctx, project);
   }
 
+  /** `POST /projects/:id/retry-initialization`: reruns the failed provisioning steps. */
+  async retryInitialization(ctx: OperationContext, id: string): Promise<ProjectDto> {
+    const project = await ctx.em.transactional(async (em) => {
+      const p = await this.#forWrite({ ...ctx, em }, id);
+      await ctx.services.provisioning.retry({ ...ctx, em }, 'project', p);
+      return p;
+    });
+    return this.#respond(ctx, project);
+  }
+
   async setArchived(ctx: OperationContext, id: string, archived: boolean): Promise<ProjectDto> {
     const project = await ctx.em.transactional(async (em) => {
       const p = await this.#forWrite({ ...ctx, em }, id);

@@ -4,7 +4,9 @@ import {
   defineRead,
   defineWrite,
   IdParams,
+  queryOne,
   RecordExtensions,
+  retryInitializationWrite,
   sql,
   statusWrite,
 } from '../../core/public.ts';
@@ -46,6 +48,16 @@ export default definePlugin({
         return sql`exists (select 1 from study vs ${access.join} where vs.id = ${parentId} and ${access.visible})`;
       },
       beforeDelete: (hook) => extensions.beforeDelete((op, records) => hook(op, records.map((r) => r.id))),
+    });
+    // ELN and Git steps after creation (core/provisioning): status INITIALIZING → ACTIVE / INITIALIZATION_FAILED.
+    ctx.services.provisioning.registerKind('studies', {
+      kind: 'study',
+      table: 'study',
+      entity: Study,
+      scope: async (em, id) => {
+        const row = await queryOne<{ projectId: string }>(em, sql`select project_id as "projectId" from study where id = ${id}`);
+        return row && { projectId: row.projectId, studyId: id, assayId: null };
+      },
     });
     // Deleting a project deletes its studies (and, through this plugin's own hook, their children).
     ctx.use(projectExtensions).beforeDelete((op, projects) => service.deleteOfProjects(op, projects.map((p) => p.id)));
@@ -119,6 +131,7 @@ export default definePlugin({
     );
     const lifecycle = { kind: 'study', base: '/studies', tags, response: Study };
     ctx.write(statusWrite(lifecycle, (c, id, status) => service.setStatus(c, id, status)));
+    ctx.write(retryInitializationWrite(lifecycle, (c, id) => service.retryInitialization(c, id)));
     ctx.write(archiveWrite(lifecycle, (c, id, archived) => service.setArchived(c, id, archived)));
     ctx.write(
       defineWrite({

@@ -163,6 +163,16 @@ export class StudyService {
     return this.#respond(ctx, study);
   }
 
+  /** `POST /studies/:id/retry-initialization`: reruns the failed provisioning steps. */
+  async retryInitialization(ctx: OperationContext, id: string): Promise<StudyDto> {
+    const study = await ctx.em.transactional(async (em) => {
+      const s = await this.#forWrite({ ...ctx, em }, id);
+      await ctx.services.provisioning.retry({ ...ctx, em }, 'study', s);
+      return s;
+    });
+    return this.#respond(ctx, study);
+  }
+
   async setArchived(ctx: OperationContext, id: string, archived: boolean): Promise<StudyDto> {
     const study = await ctx.em.transactional(async (em) => {
       const s = await this.#forWrite({ ...ctx, em }, id);

@@ -10,6 +10,7 @@ import { callTool, connectMcp, resultText } from '../support/mcp.ts';
 import { definePlugin, defineRead } from '../../core/public.ts';
 import type { ReadDefinition } from '../../core/kernel/operations.ts';
 import { NoteService } from '../../plugins/notes/service.ts';
+import { applyBootstrap } from '../../core/cli/bootstrap.ts';
 
 const server = await startTestServer(t);
 const org = await server.organization('Acme');
@@ -63,6 +64,12 @@ for (const [kind, id] of [['organization', org], ['project', await first('/proje
   for (const i of [1, 2, 3]) await noteService.create(server.orm.em.fork(), { organizationId: org, parent: { kind, id }, type: 'NOTE', format: 'TEXT', content: `Note ${i}` });
 }
 await seed(`/api/v1/projects/${await first('/projects')}/external-links`, [{ label: 'L', url: 'https://example.org' }]);
+// Integrations are made by the bootstrap file only.
+await applyBootstrap(server.orm.em.fork(), {
+  integrations: ['A', 'B', 'C'].map((n) => ({ ref: n, organization: org, type: 'GIT', name: `Git ${n}`, settings: { provider: 'LOCAL', rootPath: '/tmp' } })),
+  // Storage drives and shared folders too (the drive is never contacted by these reads).
+  storageDrives: [{ ref: 'nas', organization: org, name: 'NAS', kind: 'LOCAL', rootPath: '/tmp', sharedFolders: ['a', 'b', 'c'].map((path) => ({ path })) }],
+}, server.kernel);
 
 /** The spec's 52 tool names ("Agent tool endpoint"): no plugin may expose a tool outside it. */
 const SPEC_TOOLS = new Set(`list_projects get_project list_studies get_study list_studies_by_project list_assays get_assay
@@ -116,6 +123,7 @@ t.test('tools/list returns exactly the tools of the enabled plugins, annotated r
   const names = listed.map((tool) => tool.name).sort();
   t.equal(SPEC_TOOLS.size, 52);
   t.same(names.filter((name) => !SPEC_TOOLS.has(name)), [], 'every tool is one the spec names');
+  t.same(names, [...SPEC_TOOLS].sort(), 'with every built-in plugin enabled: exactly the spec\'s 52 tools');
   for (const name of ['get_organization_user', 'get_project', 'get_user', 'list_organization_users', 'list_projects', 'list_users']) {
     t.ok(names.includes(name), `${name} is listed`);
   }

@@ -41,6 +41,9 @@ async function main(): Promise<number> {
 
   running.db = await prepareDatabase(workDir);
   env.LABDATA_TEST_ADMIN_URL = running.db.adminUrl;
+  // One sealing key for test servers and the CLI runs they share a database with; never a
+  // generated ./.data/secret.key in the working tree.
+  env.LABDATA_SECRET_KEY ??= randomBytes(32).toString('base64');
   let tapExitCode: number;
   try {
     // Stale results of files not run this time would be counted otherwise.

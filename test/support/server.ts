@@ -1,4 +1,6 @@
 import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { loadConfig, type Config } from '../../core/config.ts';
@@ -7,6 +9,7 @@ import { assembleKernel, type Kernel } from '../../core/kernel/kernel.ts';
 import { loadPlugins } from '../../core/kernel/loader.ts';
 import type { PluginDefinition } from '../../core/kernel/plugin.ts';
 import { buildApp } from '../../core/http/app.ts';
+import type { JobQueueOptions } from '../../core/jobs/index.ts';
 import { addMembership, createOrganization, createTeam, createUser, issueKey, revokeKey, setRoles } from '../../core/cli/admin.ts';
 import { createTestDatabase, type Teardown } from './db.ts';
 
@@ -20,6 +23,13 @@ export interface TestServerOptions {
   databaseUrl?: string;
   /** A pino logger for the app (default: silent). */
   logger?: FastifyBaseLogger;
+  /**
+   * Run job workers (provisioning ...) in this server. Without it jobs are queued but never run.
+   * Retries happen at once (no delay) either way.
+   */
+  jobs?: boolean;
+  /** Seconds after which a run is presumed dead and rerun (restart tests); default 300. */
+  jobExpireInSeconds?: number;
 }
 
 export interface Response<T = any> {
@@ -56,12 +66,35 @@ export class TestServer {
   readonly url: string;
   readonly databaseUrl: string;
 
-  constructor(app: FastifyInstance, orm: Orm, kernel: Kernel, url: string, databaseUrl: string) {
+  readonly jobOptions: JobQueueOptions | undefined;
+
+  constructor(app: FastifyInstance, orm: Orm, kernel: Kernel, url: string, databaseUrl: string, jobOptions?: JobQueueOptions) {
     this.app = app;
     this.orm = orm;
     this.kernel = kernel;
     this.url = url;
     this.databaseUrl = databaseUrl;
+    this.jobOptions = jobOptions;
+  }
+
+  /** Waits until no job is queued, waiting for a retry or running (fails after `timeoutMs`). */
+  async drainJobs(timeoutMs = 30_000): Promise<void> {
+    await this.waitFor(async () => (await this.kernel.services.jobs.pending()) === 0, timeoutMs, 'the job queue to drain');
+  }
+
+  /** Polls `predicate` until it holds (fails after `timeoutMs`, naming `what`). */
+  async waitFor(predicate: () => Promise<boolean> | boolean, timeoutMs = 30_000, what = 'a condition'): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await predicate())) {
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** Starts the job workers (again): e.g. after `kernel.services.jobs.abandon()` simulated a killed process. */
+  async startJobs(): Promise<void> {
+    if (!this.jobOptions) throw new Error('no plugin defines jobs');
+    await this.kernel.services.jobs.start({ ...this.jobOptions, workers: true });
   }
 
   async request<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<Response<T>> {
@@ -137,30 +170,53 @@ export class TestServer {
   }
 }
 
+/** The sealing key of test servers: the one run.ts gives every test process (and CLI run), so they agree. */
+export const TEST_SECRET_KEY = process.env.LABDATA_SECRET_KEY ?? Buffer.alloc(32, 7).toString('base64');
+
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ LABDATA_DATA_DIR: '/nonexistent-test-data-dir', ...env });
+  return loadConfig({ LABDATA_DATA_DIR: '/nonexistent-test-data-dir', LABDATA_SECRET_KEY: TEST_SECRET_KEY, ...env });
 }
 
 /** Starts a server for one test file; everything is closed and dropped in teardown. */
 export async function startTestServer(t: Teardown, opts: TestServerOptions = {}): Promise<TestServer> {
-  const config = testConfig(opts.env);
-  const plugins = await loadPlugins(opts.plugins ?? config.plugins);
-  const kernel = assembleKernel(config, [...plugins, ...(opts.extraPlugins ?? [])], silent);
-  // One teardown, in order: stop serving, close the pool, then drop the database.
+  // One teardown, in order: stop serving, close the pool, then drop the database and data dir.
   const cleanups: (() => unknown)[] = [];
   t.teardown(async () => {
     for (const fn of cleanups.reverse()) await fn();
   });
+  // A data dir of its own (the default storage drive lives there), unless the test names one.
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'labdata-test-'));
+  cleanups.push(() => fs.rm(dataDir, { recursive: true, force: true }));
+  const config = testConfig({ LABDATA_DATA_DIR: dataDir, ...opts.env });
+  const plugins = await loadPlugins(opts.plugins ?? config.plugins);
+  const kernel = assembleKernel(config, [...plugins, ...(opts.extraPlugins ?? [])], silent);
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase({ teardown: (fn) => cleanups.push(fn) }));
   const orm = await createOrm({ url: databaseUrl, entities: kernel.entities, migrations: kernel.migrations });
   cleanups.push(() => orm.close(true));
   await migrate(orm);
+  let jobOptions: JobQueueOptions | undefined;
+  if (kernel.services.jobs.defined) {
+    jobOptions = {
+      url: databaseUrl,
+      orm,
+      services: kernel.services,
+      log: opts.logger ?? silent,
+      workers: opts.jobs ?? false,
+      retryDelayScale: 0,
+      pollingIntervalSeconds: 0.5,
+      superviseIntervalSeconds: 1,
+      expireInSeconds: opts.jobExpireInSeconds,
+    };
+    await kernel.services.jobs.start(jobOptions);
+    // Before the pool closes (cleanups run in reverse).
+    cleanups.push(() => kernel.services.jobs.stop({ graceful: false }));
+  }
   const tls = await testTls();
   const app = await buildApp({ kernel, orm, tls, logger: opts.logger });
   cleanups.push(() => app.close());
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as { port: number };
-  return new TestServer(app, orm, kernel, `https://localhost:${port}`, databaseUrl);
+  return new TestServer(app, orm, kernel, `https://localhost:${port}`, databaseUrl, jobOptions);
 }
 
 export async function testTls(): Promise<{ cert: string; key: string }> {

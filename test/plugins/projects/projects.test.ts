@@ -1,7 +1,8 @@
 import t from 'tap';
 import { startTestServer, type Member } from '../../support/server.ts';
 
-const server = await startTestServer(t);
+// Projects alone: provisioning plugins (storage, ELN) would add their own steps and events.
+const server = await startTestServer(t, { plugins: ['users', 'projects'] });
 const org = await server.organization('Acme');
 const other = await server.organization('Other');
 const admin = await server.admin(org);

@@ -1,0 +1,214 @@
+/**
+ * A small JSON-over-HTTP client for connectors to vendor APIs (ELN platforms, Git hosts, ...):
+ * base URL, auth headers and a timeout per call (global fetch + AbortSignal.timeout), and one
+ * error type that says whether the vendor answered (status) or could not be reached at all.
+ */
+import { BadRequestError, HttpError, ValidationError } from './errors.ts';
+import type { OperationContext } from './kernel/operations.ts';
+import { StepFailedError } from './provisioning/index.ts';
+
+/** A failed vendor call. `status` is the HTTP status, or null when the vendor was not reached (down, timeout). */
+export class VendorError extends Error {
+  readonly vendor: string;
+  readonly status: number | null;
+  constructor(vendor: string, status: number | null, message: string) {
+    super(message);
+    this.name = 'VendorError';
+    this.vendor = vendor;
+    this.status = status;
+  }
+
+  /** The vendor was down, slow or failing (5xx, 429): a later retry may succeed. */
+  get transient(): boolean {
+    return this.status === null || this.status >= 500 || this.status === 429;
+  }
+}
+
+export interface VendorClientOptions {
+  /** Names the vendor in error messages (e.g. `ELN A`). */
+  vendor: string;
+  baseUrl: string;
+  /** Sent with every call (authorization). Never logged or put in messages. */
+  headers?: Record<string, string>;
+  /** Per-call timeout (default 10 s). */
+  timeoutMs?: number;
+}
+
+export interface VendorRequest {
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Statuses that are answers rather than failures (e.g. 404 for "does it exist?"). */
+  accept?: number[];
+  timeoutMs?: number;
+}
+
+export interface VendorResponse<T> {
+  status: number;
+  body: T;
+}
+
+export class VendorClient {
+  readonly vendor: string;
+  readonly #base: URL;
+  readonly #headers: Record<string, string>;
+  readonly #timeoutMs: number;
+
+  constructor(opts: VendorClientOptions) {
+    this.vendor = opts.vendor;
+    let base: URL;
+    try {
+      base = new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : opts.baseUrl + '/');
+    } catch {
+      throw new VendorError(opts.vendor, null, `${opts.vendor}: invalid base URL`);
+    }
+    this.#base = base;
+    this.#headers = opts.headers ?? {};
+    this.#timeoutMs = opts.timeoutMs ?? 10_000;
+  }
+
+  /** `path` is relative to the base URL (no leading slash needed); segments must already be encoded. */
+  async request<T = unknown>(method: string, path: string, req: VendorRequest = {}): Promise<VendorResponse<T>> {
+    const url = new URL(path.replace(/^\//, ''), this.#base);
+    const headers: Record<string, string> = { accept: 'application/json', ...this.#headers, ...req.headers };
+    let body: string | undefined;
+    if (req.body !== undefined) {
+      body = JSON.stringify(req.body);
+      headers['content-type'] = 'application/json';
+    }
+    const what = `${method} ${url.pathname}`;
+    let res: Response;
+    try {
+      res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(req.timeoutMs ?? this.#timeoutMs) });
+    } catch (err) {
+      const cause = err instanceof Error && err.name === 'TimeoutError' ? 'timed out' : errorCause(err);
+      throw new VendorError(this.vendor, null, `${this.vendor} is unreachable (${cause}): ${what}`);
+    }
+    const text = await res.text().catch(() => '');
+    if (!res.ok && !req.accept?.includes(res.status)) {
+      throw new VendorError(this.vendor, res.status, `${this.vendor} ${what} failed: HTTP ${res.status}${vendorMessage(text)}`);
+    }
+    let parsed: unknown = undefined;
+    if (text) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        if (res.ok) throw new VendorError(this.vendor, res.status, `${this.vendor} ${what}: the response is not JSON`);
+      }
+    }
+    return { status: res.status, body: parsed as T };
+  }
+}
+
+/** The vendor's own error message, when its body has one (short; never the whole body). */
+function vendorMessage(text: string): string {
+  try {
+    const body = JSON.parse(text) as { message?: unknown; error?: unknown };
+    const message = typeof body.message === 'string' ? body.message : typeof body.error === 'string' ? body.error : undefined;
+    return message ? `: ${message.slice(0, 200)}` : '';
+  } catch {
+    return '';
+  }
+}
+
+/** `fetch failed` hides the reason (ECONNREFUSED, ENOTFOUND, ...) in `cause`. */
+function errorCause(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+  return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
+}
+
+/**
+ * A check a request makes against a vendor before accepting a link (does the folder exist?):
+ * the vendor's answer, or `{ answered: false }` when it could not be asked (down, slow, 5xx), so
+ * the caller can accept now and verify later instead of hanging on the vendor. A refusal that a
+ * retry cannot fix (bad credentials, 4xx) is the caller's 400.
+ */
+export async function askVendor<T>(call: () => Promise<T>): Promise<{ answered: true; value: T } | { answered: false; reason: string }> {
+  try {
+    return { answered: true, value: await call() };
+  } catch (err) {
+    if (!(err instanceof VendorError)) throw err;
+    if (err.transient) return { answered: false, reason: err.message };
+    throw new BadRequestError(`${err.message} (check the integration's settings and credentials)`);
+  }
+}
+
+/**
+ * Work inside a provisioning step that calls a vendor: a transient failure is thrown as is (the
+ * job queue retries it with backoff); one no retry can fix — the vendor's 4xx (missing folder,
+ * bad credentials) or our own 4xx (integration gone or misconfigured) — fails the step at once,
+ * with its reason.
+ */
+export async function vendorStep<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if ((err instanceof VendorError && !err.transient) || (err instanceof HttpError && err.statusCode < 500)) throw new StepFailedError(err.message);
+    throw err;
+  }
+}
+
+/** How long a request may wait for a vendor's answer, and a provisioning step's call (default settings). */
+const DEFAULT_TIMEOUTS = { check: 5_000, provision: 30_000 };
+
+/** An integration as a connector needs it (the integrations plugin resolves it, credentials opened). */
+export interface VendorIntegration {
+  id: string;
+  settings: Record<string, unknown>;
+  credentials: Record<string, unknown> | null;
+}
+
+/** Where, how long and with which secret (token, API key) a connector calls its vendor. */
+export interface VendorEndpoint {
+  baseUrl: string;
+  timeoutMs?: number;
+  secret: string;
+}
+
+/**
+ * Where, how long and with which secret to call a vendor, from an integration: `settings.baseUrl`
+ * (required), `settings.checkTimeoutMs` (calls a request waits for), `settings.timeoutMs`
+ * (provisioning calls) and the credential named `secret`. 400 naming what is missing.
+ */
+export function vendorEndpoint(
+  vendor: string,
+  integration: VendorIntegration,
+  purpose: 'check' | 'provision',
+  secret: string,
+): VendorEndpoint {
+  const { settings, credentials } = integration;
+  const value = credentials?.[secret];
+  if (typeof settings.baseUrl !== 'string' || !settings.baseUrl || typeof value !== 'string') {
+    throw new BadRequestError(`integration ${integration.id} is not configured for ${vendor}: it needs settings.baseUrl and credentials.${secret}`);
+  }
+  const timeout = purpose === 'check' ? settings.checkTimeoutMs : settings.timeoutMs;
+  return { baseUrl: settings.baseUrl, timeoutMs: typeof timeout === 'number' && timeout > 0 ? timeout : DEFAULT_TIMEOUTS[purpose], secret: value };
+}
+
+export interface ExistingLink {
+  /** Asks the vendor whether the linked thing (folder, container, group) exists. */
+  exists(): Promise<boolean>;
+  /** The request field naming it, and the message when the vendor says it does not exist. */
+  field: string;
+  missing: string;
+  /** A provisioning step of the caller's plugin that runs `verifyExisting` later. */
+  verifyStep: string;
+}
+
+/**
+ * A record links something that must already exist in an external system (a notebook folder, a
+ * project container): one vendor call at create time, 400 on `field` when the vendor says it does
+ * not exist. When the vendor cannot be asked (down, slow, 5xx) the link is accepted and
+ * `verifyStep` checks it later, the record staying INITIALIZING meanwhile: creation waits at most
+ * the check timeout and never fails for a vendor outage. Returns whether the link was verified now.
+ */
+export async function linkExisting(ctx: OperationContext, target: { kind: string; id: string }, link: ExistingLink): Promise<boolean> {
+  const check = await askVendor(link.exists);
+  if (check.answered && !check.value) throw new ValidationError([{ field: link.field, message: link.missing }]);
+  if (!check.answered) await ctx.services.provisioning.add(ctx, target, { step: link.verifyStep, payload: { reason: check.reason } });
+  return check.answered;
+}
+
+/** The verify step's work: a missing thing fails the step at once; an unreachable vendor is retried. */
+export async function verifyExisting(exists: () => Promise<boolean>, missing: string): Promise<void> {
+  if (!(await vendorStep(exists))) throw new StepFailedError(missing);
+}

@@ -1,0 +1,6 @@
+import type { ActivityCategory } from '../../core/public.ts';
+
+/** Event types of the git plugin; `data` shapes are listed in the README. */
+export const events = {
+  'git.repository_created': 'RESEARCH',
+} satisfies Record<string, ActivityCategory>;

@@ -1,0 +1,98 @@
+import crypto from 'node:crypto';
+import path from 'node:path';
+import { BootstrapError, validateInput, type BootstrapSection, type FieldError } from '../../core/public.ts';
+import type { StoredSettings } from './drives.ts';
+import { baseName, checkFolderName, normalizePath, PathSyntaxError } from './paths.ts';
+import { DriveItem } from './schemas.ts';
+
+const S3_FIELDS = ['endpoint', 'region', 'bucket', 'prefix', 'forcePathStyle'] as const;
+
+/** The kind-specific rules the schema cannot say: which settings each kind needs and refuses. */
+function kindErrors(item: DriveItem): FieldError[] {
+  const errors: FieldError[] = [];
+  if (item.kind === 'LOCAL') {
+    if (item.rootPath === undefined) errors.push({ field: 'rootPath', message: 'is required for a LOCAL drive' });
+    else if (!path.isAbsolute(item.rootPath)) errors.push({ field: 'rootPath', message: 'must be an absolute path' });
+    for (const f of S3_FIELDS) if (item[f] !== undefined) errors.push({ field: f, message: 'is only for S3 drives' });
+    if (item.credentials) errors.push({ field: 'credentials', message: 'is only for S3 drives' });
+  } else {
+    for (const f of ['endpoint', 'region', 'bucket'] as const) if (item[f] === undefined) errors.push({ field: f, message: 'is required for an S3 drive' });
+    if (item.endpoint !== undefined && !/^https?:\/\/[^\s/]+/i.test(item.endpoint)) errors.push({ field: 'endpoint', message: 'must be an http or https URL' });
+    if (!item.credentials) errors.push({ field: 'credentials', message: 'is required for an S3 drive ({accessKeyId, secretAccessKey})' });
+    if (item.rootPath !== undefined) errors.push({ field: 'rootPath', message: 'is only for LOCAL drives' });
+  }
+  if (item.projectRoot !== undefined) {
+    try {
+      normalizePath(item.projectRoot);
+    } catch (err) {
+      if (err instanceof PathSyntaxError) errors.push({ field: 'projectRoot', message: err.message });
+    }
+  }
+  for (const [i, folder] of (item.sharedFolders ?? []).entries()) {
+    try {
+      normalizePath(folder.path);
+      if (folder.name !== undefined) checkFolderName(folder.name);
+    } catch (err) {
+      if (err instanceof PathSyntaxError) errors.push({ field: `sharedFolders.${i}`, message: err.message });
+    }
+  }
+  return errors;
+}
+
+/**
+ * The bootstrap file's `storageDrives` section (README, "Bootstrap"): `{ref, organization, name,
+ * kind, <settings>, credentials?, default?, sharedFolders?}` per item; the settings may also be
+ * given as a `settings` object. Credentials are sealed with the deployment's secret key. A drive
+ * with `default: true` becomes its organization's default cloud storage (replacing the embedded
+ * one). Drives are not contacted here: a NAS may be mounted later.
+ */
+export const storageDrivesSection: BootstrapSection = async (ctx, items) => {
+  const out: Record<string, { id: string; sharedFolders?: Record<string, { id: string }> }> = {};
+  for (const [i, raw] of items.entries()) {
+    const where = ctx.label('storageDrives', raw, i);
+    const organizationId = await ctx.organization(raw.organization, where);
+    const { ref, organization: _organization, settings, ...rest } = raw;
+    if (settings !== undefined && (typeof settings !== 'object' || settings === null || Array.isArray(settings))) {
+      throw new BootstrapError(`${where}: settings must be an object`);
+    }
+    const body = { ...(settings as object | undefined), ...rest };
+    const errors: FieldError[] = Object.keys(body)
+      .filter((key) => !(key in DriveItem.properties))
+      .map((field) => ({ field, message: 'is not a known field' }));
+    errors.push(...validateInput(DriveItem, body));
+    if (!errors.length) errors.push(...kindErrors(body as DriveItem));
+    if (errors.length) throw new BootstrapError(`${where}: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`);
+    const item = body as DriveItem;
+
+    const stored: StoredSettings =
+      item.kind === 'LOCAL'
+        ? { rootPath: path.resolve(item.rootPath!) }
+        : { endpoint: item.endpoint, region: item.region, bucket: item.bucket, prefix: item.prefix ?? '', forcePathStyle: item.forcePathStyle ?? false };
+    if (item.projectRoot !== undefined) stored.projectRoot = normalizePath(item.projectRoot);
+    if (item.timeoutSeconds !== undefined) stored.timeoutSeconds = item.timeoutSeconds;
+    const credentials = item.credentials ? ctx.services.secrets.seal(item.credentials) : null;
+    const id = crypto.randomUUID();
+    if (item.default) await ctx.em.execute('update storage_drive set is_default = false, updated_at = now() where organization_id = ? and is_default', [organizationId]);
+    await ctx.em.execute(
+      `insert into storage_drive (id, organization_id, name, kind, settings, credentials, is_default) values (?, ?, ?, ?, ?::jsonb, ?, ?)`,
+      [id, organizationId, item.name, item.kind, JSON.stringify(stored), credentials, item.default ?? false],
+    );
+
+    const shared: Record<string, { id: string }> = {};
+    const paths = new Set<string>();
+    for (const folder of item.sharedFolders ?? []) {
+      const folderPath = normalizePath(folder.path);
+      if (paths.has(folderPath)) throw new BootstrapError(`${where}: shared folder "${folderPath || '/'}" is listed twice`);
+      paths.add(folderPath);
+      if (folder.ref !== undefined && shared[folder.ref]) throw new BootstrapError(`${where}: shared folder ref "${folder.ref}" is used twice`);
+      const folderId = crypto.randomUUID();
+      await ctx.em.execute(
+        `insert into shared_storage_folder (id, organization_id, drive_id, path, name, description) values (?, ?, ?, ?, ?, ?)`,
+        [folderId, organizationId, id, folderPath, folder.name ?? baseName(folderPath, item.name), folder.description ?? null],
+      );
+      if (folder.ref !== undefined) shared[folder.ref] = { id: folderId };
+    }
+    if (typeof ref === 'string') out[ref] = Object.keys(shared).length ? { id, sharedFolders: shared } : { id };
+  }
+  return out;
+};

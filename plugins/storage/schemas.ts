@@ -1,0 +1,110 @@
+import { Nullable, NotBlank, StringEnum, Timestamp, Type, Uuid, type Static, type TSchema } from '../../core/public.ts';
+import { MAX_NAME_LENGTH, MAX_PATH_LENGTH } from './paths.ts';
+
+export const DRIVE_KINDS = ['LOCAL', 'S3'] as const;
+export type DriveKind = (typeof DRIVE_KINDS)[number];
+export const STORAGE_MODES = ['CREATE_NEW', 'USE_EXISTING'] as const;
+
+const PATH_RULE = 'Folder path relative to the drive root, segments separated by "/" ("" or "/" is the root); no "." or ".." segments';
+
+/** A drive's non-secret settings, by kind (credentials are never part of a response). */
+export const DriveSettings = Type.Object({
+  rootPath: Type.Optional(Type.String({ description: 'LOCAL: absolute directory on the server' })),
+  endpoint: Type.Optional(Type.String({ description: 'S3: endpoint URL' })),
+  region: Type.Optional(Type.String({ description: 'S3: region' })),
+  bucket: Type.Optional(Type.String({ description: 'S3: bucket' })),
+  prefix: Type.Optional(Type.String({ description: 'S3: key prefix the drive lives under ("" for the whole bucket)' })),
+  forcePathStyle: Type.Optional(Type.Boolean({ description: 'S3: path-style URLs' })),
+  projectRoot: Type.String({ description: 'Folder under which projects get their primary folder when this is the default drive' }),
+  timeoutSeconds: Type.Number({ description: 'How long one call to the drive may take' }),
+});
+export type DriveSettingsShape = Static<typeof DriveSettings>;
+
+export const StorageDriveSchema = Type.Object({
+  id: Uuid(),
+  organizationId: Uuid(),
+  name: Type.String(),
+  kind: StringEnum(DRIVE_KINDS),
+  isDefault: Type.Boolean({ description: "The organization's default cloud storage (projects created without `storage` get their folder here)" }),
+  settings: DriveSettings,
+  hasCredentials: Type.Boolean({ description: 'Whether credentials are stored (they are never returned)' }),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+});
+
+/** An attachment as both surfaces return it; `parent` is the kernel's `parentProperties`. */
+export function storageFolderSchema(parent: Record<string, TSchema>) {
+  return Type.Object({
+    id: Uuid({ description: 'Id of the attachment (not of the folder on the drive)' }),
+    organizationId: Uuid(),
+    ...parent,
+    driveId: Uuid(),
+    path: Type.String({ description: PATH_RULE }),
+    name: Type.String({ description: 'Last segment of the path (the drive root: its directory or bucket name)' }),
+    primary: Type.Boolean({ description: "The record's primary folder (exactly one per record that has folders)" }),
+    createdById: Uuid({ description: 'Organization user who attached the folder' }),
+    createdAt: Timestamp(),
+    updatedAt: Timestamp(),
+  });
+}
+
+export const SharedStorageFolderSchema = Type.Object({
+  id: Uuid(),
+  organizationId: Uuid(),
+  driveId: Uuid(),
+  path: Type.String({ description: PATH_RULE }),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  createdAt: Timestamp(),
+});
+
+const Path = () => Type.String({ maxLength: MAX_PATH_LENGTH, description: PATH_RULE });
+
+export const AttachBody = Type.Object({
+  driveId: Uuid(),
+  path: Path(),
+});
+export type AttachBody = Static<typeof AttachBody>;
+
+export const PatchBody = Type.Object({
+  primary: Type.Boolean({ description: 'Only `true`: makes this the primary folder (the previous primary stays attached)' }),
+});
+
+/** The `storage` field of project create (spec, Project). */
+export const StorageField = Type.Object(
+  {
+    driveId: Uuid(),
+    mode: StringEnum(STORAGE_MODES, { description: 'CREATE_NEW: a new folder under `path`; USE_EXISTING: the folder at `path`' }),
+    path: Type.Optional(Path()),
+    name: Type.Optional(NotBlank({ maxLength: MAX_NAME_LENGTH, description: 'Only with CREATE_NEW: the new folder\'s name (default: from the project code)' })),
+  },
+  { description: "The project's primary folder; omitted: a new folder in the organization's default cloud storage. Create only." },
+);
+export type StorageFieldValue = Static<typeof StorageField>;
+
+/** A bootstrap `storageDrives` item (README, "Bootstrap"); settings may also sit in `settings`. */
+export const DriveItem = Type.Object({
+  name: NotBlank({ maxLength: 255 }),
+  kind: StringEnum(DRIVE_KINDS),
+  rootPath: Type.Optional(NotBlank()),
+  endpoint: Type.Optional(NotBlank()),
+  region: Type.Optional(NotBlank()),
+  bucket: Type.Optional(NotBlank()),
+  prefix: Type.Optional(Type.String()),
+  forcePathStyle: Type.Optional(Type.Boolean()),
+  projectRoot: Type.Optional(Type.String()),
+  timeoutSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 600 })),
+  credentials: Type.Optional(Type.Object({ accessKeyId: NotBlank(), secretAccessKey: NotBlank() })),
+  default: Type.Optional(Type.Boolean()),
+  sharedFolders: Type.Optional(
+    Type.Array(
+      Type.Object({
+        ref: Type.Optional(NotBlank()),
+        path: Type.String({ maxLength: MAX_PATH_LENGTH }),
+        name: Type.Optional(NotBlank({ maxLength: 255 })),
+        description: Type.Optional(Type.String({ maxLength: 10000 })),
+      }),
+    ),
+  ),
+});
+export type DriveItem = Static<typeof DriveItem>;
