@@ -35,3 +35,4 @@ export type { JobContext, JobDefinition, EnqueueOptions, JobQueue } from './jobs
 export { StepFailedError, retryInitializationWrite, STEP_STATUSES, type ProvisioningService, type ProvisioningStep, type StepContext, type StepExecutor,
   type StepResult, type StepStatus, type ExecutorOptions, type ProvisionedKind, type RecordScope, type AddStepInput } from './provisioning/index.ts';
 export type { SecretBox } from './secrets.ts';
+export { registerLifecycleRecord, type LifecycleRecordOptions, type LifecycleRecordService } from './records.ts';

@@ -1,10 +1,10 @@
-import { archiveWrite, definePlugin, defineRead, defineWrite, IdParams, queryOne, RecordExtensions, retryInitializationWrite, sql, statusWrite } from '../../core/public.ts';
+import { definePlugin, queryOne, RecordExtensions, registerLifecycleRecord, sql } from '../../core/public.ts';
 import { studyExtensions } from '../studies/extensions.ts';
 import { Assay } from './entities.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
 import { assayAccess, assayAccessById, assayExtensions, RESERVED_ASSAY_FIELDS, type AssayRecord } from './extensions.ts';
-import { MoveBody, StudyParams, assaySchema, createBodySchema, updateBodySchema, type CreateBody, type UpdateBody } from './schemas.ts';
+import { assaySchema, createBodySchema, updateBodySchema } from './schemas.ts';
 import { AssayService, assaySort } from './service.ts';
 
 const tags = ['Assays'];
@@ -57,99 +57,22 @@ export default definePlugin({
   },
   register(ctx, service) {
     const { extensions } = service;
-    const Assay = assaySchema(extensions.outputProperties());
-    ctx.read(
-      defineRead({
-        name: 'list_assays',
-        description: 'List the assays the caller may view (those of studies of projects they may view).',
-        path: '/assays',
-        tags,
-        response: Assay,
-        paged: { sort: assaySort },
-        run: (c, _input, page) => service.list(c, page),
-      }),
-    );
-    ctx.read(
-      defineRead({
-        name: 'list_assays_by_study',
-        description: 'List the assays of one study.',
-        path: '/studies/:studyId/assays',
-        tags,
-        params: StudyParams,
-        response: Assay,
-        paged: { sort: assaySort },
-        run: (c, { studyId }, page) => service.list(c, page, studyId),
-      }),
-    );
-    ctx.read(
-      defineRead({
-        name: 'get_assay',
-        description: 'Get one assay by id, with its values.',
-        path: '/assays/:id',
-        tags,
-        params: IdParams,
-        response: Assay,
-        run: (c, { id }) => service.get(c, id),
-      }),
-    );
-    ctx.write(
-      defineWrite({
-        method: 'POST',
-        operationId: 'create_assay',
-        description: 'Create an assay of an ACTIVE assay type in a study the caller contributes to; `values` are checked against the type.',
-        path: '/assays',
-        tags,
-        body: createBodySchema(extensions.bodyProperties('create')),
-        status: 201,
-        response: Assay,
-        preValidate: (body) => extensions.rejectUnavailable(body),
-        run: (c, { body }) => service.create(c, body as CreateBody),
-      }),
-    );
-    ctx.write(
-      defineWrite({
-        method: 'PUT',
-        operationId: 'update_assay',
-        description: 'Update an assay (omitted fields keep their value; `values` are merged by name). Contributors only.',
-        path: '/assays/:id',
-        tags,
-        params: IdParams,
-        body: updateBodySchema(extensions.bodyProperties('update')),
-        status: 200,
-        response: Assay,
-        preValidate: (body) => extensions.rejectUnavailable(body),
-        run: (c, { params, body }) => service.update(c, params.id, body as UpdateBody),
-      }),
-    );
-    const lifecycle = { kind: 'assay', base: '/assays', tags, response: Assay };
-    ctx.write(statusWrite(lifecycle, (c, id, status) => service.setStatus(c, id, status)));
-    ctx.write(retryInitializationWrite(lifecycle, (c, id) => service.retryInitialization(c, id)));
-    ctx.write(archiveWrite(lifecycle, (c, id, archived) => service.setArchived(c, id, archived)));
-    ctx.write(
-      defineWrite({
-        method: 'PATCH',
-        operationId: 'move_assay',
-        description: 'Move an assay to another study. Contributor on both studies\' projects.',
-        path: '/assays/:id/move',
-        tags,
-        params: IdParams,
-        body: MoveBody,
-        status: 200,
-        response: Assay,
-        run: (c, { params, body }) => service.move(c, params.id, body.studyId),
-      }),
-    );
-    ctx.write(
-      defineWrite({
-        method: 'DELETE',
-        operationId: 'delete_assay',
-        description: 'Delete an assay (and what is attached to it). Contributors only.',
-        path: '/assays/:id',
-        tags,
-        params: IdParams,
-        status: 204,
-        run: (c, { params }) => service.delete(c, params.id),
-      }),
-    );
+    registerLifecycleRecord(ctx, {
+      kind: 'assay',
+      plural: 'assays',
+      tags,
+      response: assaySchema(extensions.outputProperties()),
+      sort: assaySort,
+      createBody: createBodySchema(extensions.bodyProperties('create')),
+      updateBody: updateBodySchema(extensions.bodyProperties('update')),
+      service,
+      parent: { kind: 'study', plural: 'studies', field: 'studyId' },
+      describe: {
+        list: 'List the assays the caller may view (those of studies of projects they may view).',
+        create: 'Create an assay of an ACTIVE assay type in a study the caller contributes to; `values` are checked against the type.',
+        update: 'Update an assay (omitted fields keep their value; `values` are merged by name). Contributors only.',
+        delete: 'Delete an assay (and what is attached to it). Contributors only.',
+      },
+    });
   },
 });

@@ -48,8 +48,6 @@ export function updateBodySchema(extra: Record<string, TSchema>) {
   });
 }
 
-export const MoveBody = Type.Object({ studyId: Uuid({ description: 'Target study; the caller must contribute to both studies\' projects' }) });
-export const StudyParams = Type.Object({ studyId: Uuid() });
 
 export type CreateBody = Static<ReturnType<typeof createBodySchema>> & Record<string, unknown>;
 export type UpdateBody = Static<ReturnType<typeof updateBodySchema>> & Record<string, unknown>;

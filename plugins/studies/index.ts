@@ -1,21 +1,10 @@
-import {
-  archiveWrite,
-  definePlugin,
-  defineRead,
-  defineWrite,
-  IdParams,
-  queryOne,
-  RecordExtensions,
-  retryInitializationWrite,
-  sql,
-  statusWrite,
-} from '../../core/public.ts';
+import { definePlugin, queryOne, RecordExtensions, registerLifecycleRecord, sql } from '../../core/public.ts';
 import { projectExtensions } from '../projects/extensions.ts';
 import { Study } from './entities.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
 import { RESERVED_STUDY_FIELDS, studyAccess, studyAccessById, studyExtensions, studyReader, type StudyRecord } from './extensions.ts';
-import { MoveBody, ProjectParams, createBodySchema, studySchema, updateBodySchema, type CreateBody, type UpdateBody } from './schemas.ts';
+import { createBodySchema, studySchema, updateBodySchema } from './schemas.ts';
 import { StudyService, studySort } from './service.ts';
 
 const tags = ['Studies'];
@@ -65,99 +54,21 @@ export default definePlugin({
   },
   register(ctx, service) {
     const { extensions } = service;
-    const Study = studySchema(extensions.outputProperties());
-    ctx.read(
-      defineRead({
-        name: 'list_studies',
-        description: 'List the studies the caller may view (those of projects they may view).',
-        path: '/studies',
-        tags,
-        response: Study,
-        paged: { sort: studySort },
-        run: (c, _input, page) => service.list(c, page),
-      }),
-    );
-    ctx.read(
-      defineRead({
-        name: 'list_studies_by_project',
-        description: 'List the studies of one project.',
-        path: '/projects/:projectId/studies',
-        tags,
-        params: ProjectParams,
-        response: Study,
-        paged: { sort: studySort },
-        run: (c, { projectId }, page) => service.list(c, page, projectId),
-      }),
-    );
-    ctx.read(
-      defineRead({
-        name: 'get_study',
-        description: 'Get one study by id.',
-        path: '/studies/:id',
-        tags,
-        params: IdParams,
-        response: Study,
-        run: (c, { id }) => service.get(c, id),
-      }),
-    );
-    ctx.write(
-      defineWrite({
-        method: 'POST',
-        operationId: 'create_study',
-        description: 'Create a study in a project the caller contributes to.',
-        path: '/studies',
-        tags,
-        body: createBodySchema(extensions.bodyProperties('create')),
-        status: 201,
-        response: Study,
-        preValidate: (body) => extensions.rejectUnavailable(body),
-        run: (c, { body }) => service.create(c, body as CreateBody),
-      }),
-    );
-    ctx.write(
-      defineWrite({
-        method: 'PUT',
-        operationId: 'update_study',
-        description: 'Update a study (omitted fields keep their value). Contributors only.',
-        path: '/studies/:id',
-        tags,
-        params: IdParams,
-        body: updateBodySchema(extensions.bodyProperties('update')),
-        status: 200,
-        response: Study,
-        preValidate: (body) => extensions.rejectUnavailable(body),
-        run: (c, { params, body }) => service.update(c, params.id, body as UpdateBody),
-      }),
-    );
-    const lifecycle = { kind: 'study', base: '/studies', tags, response: Study };
-    ctx.write(statusWrite(lifecycle, (c, id, status) => service.setStatus(c, id, status)));
-    ctx.write(retryInitializationWrite(lifecycle, (c, id) => service.retryInitialization(c, id)));
-    ctx.write(archiveWrite(lifecycle, (c, id, archived) => service.setArchived(c, id, archived)));
-    ctx.write(
-      defineWrite({
-        method: 'PATCH',
-        operationId: 'move_study',
-        description: 'Move a study (with its assays) to another project. Contributor on both projects.',
-        path: '/studies/:id/move',
-        tags,
-        params: IdParams,
-        body: MoveBody,
-        status: 200,
-        response: Study,
-        run: (c, { params, body }) => service.move(c, params.id, body.projectId),
-      }),
-    );
-    ctx.write(
-      defineWrite({
-        method: 'DELETE',
-        operationId: 'delete_study',
-        description: 'Delete a study and its assays. Contributors only.',
-        path: '/studies/:id',
-        tags,
-        params: IdParams,
-        status: 204,
-        run: (c, { params }) => service.delete(c, params.id),
-      }),
-    );
+    registerLifecycleRecord(ctx, {
+      kind: 'study',
+      plural: 'studies',
+      tags,
+      response: studySchema(extensions.outputProperties()),
+      sort: studySort,
+      createBody: createBodySchema(extensions.bodyProperties('create')),
+      updateBody: updateBodySchema(extensions.bodyProperties('update')),
+      service,
+      parent: { kind: 'project', plural: 'projects', field: 'projectId' },
+      describe: {
+        list: 'List the studies the caller may view (those of projects they may view).',
+        create: 'Create a study in a project the caller contributes to.',
+        delete: 'Delete a study and its assays. Contributors only.',
+      },
+    });
   },
 });

@@ -37,8 +37,6 @@ export function updateBodySchema(extra: Record<string, TSchema>) {
   });
 }
 
-export const MoveBody = Type.Object({ projectId: Uuid({ description: 'Target project; the caller must contribute to both' }) });
-export const ProjectParams = Type.Object({ projectId: Uuid() });
 
 export type CreateBody = Static<ReturnType<typeof createBodySchema>> & Record<string, unknown>;
 export type UpdateBody = Static<ReturnType<typeof updateBodySchema>> & Record<string, unknown>;
