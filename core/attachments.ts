@@ -62,3 +62,20 @@ export function parentProperties(services: KernelServices) {
     parentId: Uuid({ description: 'Id of the project, study or assay this is attached to' }),
   };
 }
+
+/** The columns every attached row starts with, named as the entity properties. */
+export const attachedColumns = (alias: string): Sql =>
+  raw(`${alias}.id, ${alias}.organization_id as "organizationId", ${alias}.parent_kind as "parentKind", ${alias}.parent_id as "parentId"`);
+
+/** An attached row as `attachedColumns` selects it (or its entity). */
+export interface AttachedRow {
+  id: string;
+  organizationId: string;
+  parentKind: string;
+  parentId: string;
+}
+
+/** The DTO fields every attached record starts with. */
+export function attachedDto(r: AttachedRow) {
+  return { id: r.id, organizationId: r.organizationId, parentType: parentType(r.parentKind), parentId: r.parentId };
+}

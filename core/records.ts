@@ -1,7 +1,9 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import type { OperationContext, PageResult } from './kernel/operations.ts';
 import { defineRead, defineWrite } from './kernel/operations.ts';
-import type { RegisterContext } from './kernel/plugin.ts';
+import type { RegisterContext, SetupContext } from './kernel/plugin.ts';
+import type { EntitySchema } from '@mikro-orm/core';
+import { queryOne, sql, type Sql } from './db/sql.ts';
 import type { RecordExtensions } from './kernel/record-extensions.ts';
 import type { PageRequest, SortSpec } from './pagination/index.ts';
 import { archiveWrite, statusWrite, type LifecycleStatus } from './lifecycle.ts';
@@ -148,4 +150,65 @@ export function registerLifecycleRecord<Dto>(ctx: RegisterContext, o: LifecycleR
       run: (c, { params }) => service.delete(c, params.id),
     }),
   );
+}
+
+/** Where a record sits and what the actor may do with it (for a parent check). */
+export interface RecordPlace {
+  projectId: string;
+  studyId: string | null;
+  canContribute: boolean;
+}
+
+export interface RecordKindOptions<R extends { id: string }> {
+  /** `project`, `study`, `assay`; `plural` is its path segment. */
+  kind: string;
+  plural: string;
+  label: string;
+  table: string;
+  entity: EntitySchema<any, any>;
+  extensions: RecordExtensions<R>;
+  /**
+   * SQL selecting the record's `"projectId"` and `"studyId"` (null where it has none) by id. The
+   * one description of where a record sits: parent visibility joins and provisioning use it.
+   */
+  locate: (id: Sql) => Sql;
+  /** The record as the actor sees it: 404 naming it when not viewable. */
+  access: (ctx: OperationContext, id: string) => Promise<RecordPlace>;
+  /** SQL condition: the actor may view the record with id `id`. */
+  visible: (ctx: OperationContext, id: Sql) => Sql;
+}
+
+/**
+ * Registers a lifecycle record kind with the kernel in `setup`: as a parent other records attach
+ * to (tasks, links, notes, folders, activity feeds) and as a kind that provisioning moves through
+ * INITIALIZING. Both registrations come from the same `locate`/`access` description.
+ */
+export function registerRecordKind<R extends { id: string }>(ctx: SetupContext, o: RecordKindOptions<R>): void {
+  const { kind } = o;
+  const ids = (id: string, place: { projectId: string; studyId: string | null }) => ({
+    projectId: place.projectId,
+    studyId: kind === 'study' ? id : place.studyId,
+    assayId: kind === 'assay' ? id : null,
+  });
+  ctx.services.parents.register(ctx.plugin, {
+    kind,
+    segment: o.plural,
+    label: o.label,
+    access: async (op, id) => {
+      const place = await o.access(op, id);
+      return { kind, id, ...ids(id, place), canContribute: place.canContribute };
+    },
+    projectIdOf: (id) => sql`(select l."projectId" from (${o.locate(id)}) l)`,
+    visible: o.visible,
+    beforeDelete: (hook) => o.extensions.beforeDelete((op, records) => hook(op, records.map((r) => r.id))),
+  });
+  ctx.services.provisioning.registerKind(ctx.plugin, {
+    kind,
+    table: o.table,
+    entity: o.entity,
+    scope: async (em, id) => {
+      const place = await queryOne<{ projectId: string; studyId: string | null }>(em, o.locate(sql`${id}::uuid`));
+      return place && ids(id, place);
+    },
+  });
 }

@@ -1,4 +1,4 @@
-import { definePlugin, queryOne, RecordExtensions, registerLifecycleRecord, sql } from '../../core/public.ts';
+import { definePlugin, RecordExtensions, registerLifecycleRecord, registerRecordKind, sql } from '../../core/public.ts';
 import { studyExtensions } from '../studies/extensions.ts';
 import { Assay } from './entities.ts';
 import { events } from './events.ts';
@@ -22,33 +22,19 @@ export default definePlugin({
     const extensions = new RecordExtensions<AssayRecord>('assay', RESERVED_ASSAY_FIELDS);
     const service = new AssayService(extensions);
     ctx.provide(assayExtensions, extensions);
-    // Notes, tasks, links, folders and the activity feed attach to assays through the parent registry.
-    ctx.services.parents.register('assays', {
+    // Notes, tasks, links, folders and activity feeds attach to assays; provisioning moves them through INITIALIZING.
+    registerRecordKind(ctx, {
       kind: 'assay',
-      segment: 'assays',
+      plural: 'assays',
       label: 'Assay',
-      access: async (op, id) => {
-        const assay = await assayAccessById(op, id);
-        return { kind: 'assay', id, projectId: assay.projectId, studyId: assay.studyId, assayId: id, canContribute: assay.canContribute };
-      },
-      projectIdOf: (parentId) => sql`(select ps.project_id from assay pa join study ps on ps.id = pa.study_id where pa.id = ${parentId})`,
-      visible: (op, parentId) => {
-        const access = assayAccess(op.services, op.actor, 'va');
-        return sql`exists (select 1 from assay va ${access.join} where va.id = ${parentId} and ${access.visible})`;
-      },
-      beforeDelete: (hook) => extensions.beforeDelete((op, records) => hook(op, records.map((r) => r.id))),
-    });
-    // ELN and Git steps after creation (core/provisioning): status INITIALIZING → ACTIVE / INITIALIZATION_FAILED.
-    ctx.services.provisioning.registerKind('assays', {
-      kind: 'assay',
       table: 'assay',
       entity: Assay,
-      scope: async (em, id) => {
-        const row = await queryOne<{ projectId: string; studyId: string }>(
-          em,
-          sql`select s.project_id as "projectId", a.study_id as "studyId" from assay a join study s on s.id = a.study_id where a.id = ${id}`,
-        );
-        return row && { projectId: row.projectId, studyId: row.studyId, assayId: id };
+      extensions,
+      locate: (id) => sql`select s.project_id as "projectId", a.study_id as "studyId" from assay a join study s on s.id = a.study_id where a.id = ${id}`,
+      access: (op, id) => assayAccessById(op, id),
+      visible: (op, id) => {
+        const access = assayAccess(op.services, op.actor, 'va');
+        return sql`exists (select 1 from assay va ${access.join} where va.id = ${id} and ${access.visible})`;
       },
     });
     // Deleting a study (also through its project) deletes its assays and, through this plugin's own hook, their children.

@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
 import {
+  attachedColumns,
+  attachedDto,
   attachedTo,
   contributableParentOf,
   fetchPage,
@@ -7,11 +9,10 @@ import {
   mergeUpdate,
   NotFoundError,
   parentOf,
-  parentType,
   queryOne,
-  raw,
   sql,
   ValidationError,
+  type AttachedRow,
   type OperationContext,
   type PageRequest,
   type ParentAccess,
@@ -21,14 +22,10 @@ import { ExternalLink } from './entities.ts';
 import type { CreateBody, UpdateBody } from './schemas.ts';
 
 /** Columns aliased to the entity's property names, so rows and entities share one mapper. */
-const columns = raw(`l.id, l.organization_id as "organizationId", l.parent_kind as "parentKind", l.parent_id as "parentId",
-  l.label, l.url, l.created_by_id as "createdById", l.created_at as "createdAt", l.updated_at as "updatedAt", l.version`);
+const columns = sql`${attachedColumns('l')},
+  l.label, l.url, l.created_by_id as "createdById", l.created_at as "createdAt", l.updated_at as "updatedAt", l.version`;
 
-interface LinkShape {
-  id: string;
-  organizationId: string;
-  parentKind: string;
-  parentId: string;
+interface LinkShape extends AttachedRow {
   label: string;
   url: string;
   createdById: string;
@@ -39,10 +36,7 @@ interface LinkShape {
 
 function toDto(l: LinkShape) {
   return {
-    id: l.id,
-    organizationId: l.organizationId,
-    parentType: parentType(l.parentKind),
-    parentId: l.parentId,
+    ...attachedDto(l),
     label: l.label,
     url: l.url,
     createdById: l.createdById,

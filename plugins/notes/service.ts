@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
 import {
+  attachedColumns,
+  attachedDto,
   attachedTo,
   attachedVisible,
   fetchPage,
@@ -7,12 +9,12 @@ import {
   NotFoundError,
   parentOf,
   parentParam,
-  parentType,
   queryOne,
   raw,
   sql,
   ValidationError,
   type Actor,
+  type AttachedRow,
   type EntityManager,
   type FieldError,
   type KernelServices,
@@ -52,11 +54,7 @@ export interface NoteEdit {
   archived?: boolean;
 }
 
-interface NoteShape {
-  id: string;
-  organizationId: string;
-  parentKind: string;
-  parentId: string;
+interface NoteShape extends AttachedRow {
   type: string;
   format: string;
   content: string;
@@ -68,10 +66,7 @@ interface NoteShape {
 
 function toDto(n: NoteShape) {
   return {
-    id: n.id,
-    organizationId: n.organizationId,
-    parentType: parentType(n.parentKind),
-    parentId: n.parentId,
+    ...attachedDto(n),
     type: n.type as NoteType,
     format: n.format as NoteFormat,
     content: n.content,
@@ -85,9 +80,9 @@ function toDto(n: NoteShape) {
 export type NoteDto = ReturnType<typeof toDto>;
 
 /** Only the current version's content is read; archived notes are never returned. */
-const columns = raw(`n.id, n.organization_id as "organizationId", n.parent_kind as "parentKind", n.parent_id as "parentId",
+const columns = sql`${attachedColumns('n')},
   n.type, n.format, v.content, n.current_version as version, n.created_by_id as "createdById", n.created_at as "createdAt",
-  n.updated_at as "updatedAt"`);
+  n.updated_at as "updatedAt"`;
 const current = raw('note n join note_version v on v.note_id = n.id and v.version = n.current_version');
 
 export const noteSort = {

@@ -1,4 +1,4 @@
-import { definePlugin, queryOne, RecordExtensions, registerLifecycleRecord, sql } from '../../core/public.ts';
+import { definePlugin, RecordExtensions, registerLifecycleRecord, registerRecordKind, sql } from '../../core/public.ts';
 import { Project } from './entities.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
@@ -20,24 +20,16 @@ export default definePlugin({
   setup(ctx) {
     const extensions = new RecordExtensions<ProjectRecord>('project', RESERVED_PROJECT_FIELDS);
     ctx.provide(projectExtensions, extensions);
-    ctx.services.parents.register('projects', {
+    registerRecordKind(ctx, {
       kind: 'project',
-      segment: 'projects',
+      plural: 'projects',
       label: 'Project',
-      access: async (op, id) => {
-        const { canContribute } = await projectAccess(op, id);
-        return { kind: 'project', id, projectId: id, studyId: null, assayId: null, canContribute };
-      },
-      projectIdOf: (parentId) => parentId,
-      visible: (op, parentId) => sql`exists (select 1 from project vp where vp.id = ${parentId} and ${projectVisibleTo(op.services, op.actor, 'vp')})`,
-      beforeDelete: (hook) => extensions.beforeDelete((op, records) => hook(op, records.map((r) => r.id))),
-    });
-    // Storage, ELN and Git steps after creation (core/provisioning): status INITIALIZING → ACTIVE / INITIALIZATION_FAILED.
-    ctx.services.provisioning.registerKind('projects', {
-      kind: 'project',
       table: 'project',
       entity: Project,
-      scope: async (em, id) => ((await queryOne(em, sql`select 1 from project where id = ${id}`)) ? { projectId: id, studyId: null, assayId: null } : undefined),
+      extensions,
+      locate: (id) => sql`select p.id as "projectId", null::uuid as "studyId" from project p where p.id = ${id}`,
+      access: async (op, id) => ({ projectId: id, studyId: null, canContribute: (await projectAccess(op, id)).canContribute }),
+      visible: (op, id) => sql`exists (select 1 from project vp where vp.id = ${id} and ${projectVisibleTo(op.services, op.actor, 'vp')})`,
     });
     return new ProjectService(extensions);
   },

@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
 import {
+  attachedColumns,
+  attachedDto,
   attachedTo,
   BadRequestError,
   ConflictError,
@@ -8,11 +10,11 @@ import {
   isoDate,
   NotFoundError,
   parentOf,
-  parentType,
   queryOne,
   raw,
   sql,
   type Actor,
+  type AttachedRow,
   type EntityManager,
   type KernelServices,
   type OperationContext,
@@ -24,15 +26,11 @@ import { existingFolder, pathOf } from './checks.ts';
 import { findDrive } from './drives.ts';
 import type { AttachBody } from './schemas.ts';
 
-const columns = raw(`f.id, f.organization_id as "organizationId", f.parent_kind as "parentKind", f.parent_id as "parentId",
+const columns = sql`${attachedColumns('f')},
   f.drive_id as "driveId", f.path, f.name, f.is_primary as "isPrimary", f.created_by_id as "createdById",
-  f.created_at as "createdAt", f.updated_at as "updatedAt"`);
+  f.created_at as "createdAt", f.updated_at as "updatedAt"`;
 
-interface FolderRow {
-  id: string;
-  organizationId: string;
-  parentKind: string;
-  parentId: string;
+interface FolderRow extends AttachedRow {
   driveId: string;
   path: string;
   name: string;
@@ -44,10 +42,7 @@ interface FolderRow {
 
 function toDto(f: FolderRow) {
   return {
-    id: f.id,
-    organizationId: f.organizationId,
-    parentType: parentType(f.parentKind),
-    parentId: f.parentId,
+    ...attachedDto(f),
     driveId: f.driveId,
     path: f.path,
     name: f.name,

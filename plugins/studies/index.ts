@@ -1,4 +1,4 @@
-import { definePlugin, queryOne, RecordExtensions, registerLifecycleRecord, sql } from '../../core/public.ts';
+import { definePlugin, RecordExtensions, registerLifecycleRecord, registerRecordKind, sql } from '../../core/public.ts';
 import { projectExtensions } from '../projects/extensions.ts';
 import { Study } from './entities.ts';
 import { events } from './events.ts';
@@ -23,29 +23,18 @@ export default definePlugin({
     const service = new StudyService(extensions);
     ctx.provide(studyExtensions, extensions);
     ctx.provide(studyReader, { schema: () => studySchema(extensions.outputProperties()), visible: (c, where) => service.visible(c, where) });
-    ctx.services.parents.register('studies', {
+    registerRecordKind(ctx, {
       kind: 'study',
-      segment: 'studies',
+      plural: 'studies',
       label: 'Study',
-      access: async (op, id) => {
-        const study = await studyAccessById(op, id);
-        return { kind: 'study', id, projectId: study.projectId, studyId: id, assayId: null, canContribute: study.canContribute };
-      },
-      projectIdOf: (parentId) => sql`(select ps.project_id from study ps where ps.id = ${parentId})`,
-      visible: (op, parentId) => {
-        const access = studyAccess(op.services, op.actor, 'vs');
-        return sql`exists (select 1 from study vs ${access.join} where vs.id = ${parentId} and ${access.visible})`;
-      },
-      beforeDelete: (hook) => extensions.beforeDelete((op, records) => hook(op, records.map((r) => r.id))),
-    });
-    // ELN and Git steps after creation (core/provisioning): status INITIALIZING → ACTIVE / INITIALIZATION_FAILED.
-    ctx.services.provisioning.registerKind('studies', {
-      kind: 'study',
       table: 'study',
       entity: Study,
-      scope: async (em, id) => {
-        const row = await queryOne<{ projectId: string }>(em, sql`select project_id as "projectId" from study where id = ${id}`);
-        return row && { projectId: row.projectId, studyId: id, assayId: null };
+      extensions,
+      locate: (id) => sql`select s.project_id as "projectId", null::uuid as "studyId" from study s where s.id = ${id}`,
+      access: async (op, id) => ({ studyId: id, ...(await studyAccessById(op, id)) }),
+      visible: (op, id) => {
+        const access = studyAccess(op.services, op.actor, 'vs');
+        return sql`exists (select 1 from study vs ${access.join} where vs.id = ${id} and ${access.visible})`;
       },
     });
     // Deleting a project deletes its studies (and, through this plugin's own hook, their children).

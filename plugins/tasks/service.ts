@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
 import {
+  attachedColumns,
+  attachedDto,
   attachedTo,
   attachedVisible,
   contributableParentOf,
@@ -10,11 +12,10 @@ import {
   OrganizationUser,
   parentOf,
   parseDateInput,
-  parentType,
   queryOne,
-  raw,
   sql,
   ValidationError,
+  type AttachedRow,
   type OperationContext,
   type PageRequest,
   type ParentAccess,
@@ -23,16 +24,12 @@ import {
 import { Task } from './entities.ts';
 import type { CreateTaskBodyT, TaskStatus, UpdateTaskBodyT } from './schemas.ts';
 
-const columns = raw(`t.id, t.organization_id as "organizationId", t.parent_kind as "parentKind", t.parent_id as "parentId",
+const columns = sql`${attachedColumns('t')},
   t.label, t.status, t.due_date as "dueDate", t.assigned_to_id as "assignedToId", t.position, t.completed_at as "completedAt",
   t.completed_by_id as "completedById", t.created_by_id as "createdById", t.created_at as "createdAt",
-  t.updated_at as "updatedAt", t.version`);
+  t.updated_at as "updatedAt", t.version`;
 
-interface TaskShape {
-  id: string;
-  organizationId: string;
-  parentKind: string;
-  parentId: string;
+interface TaskShape extends AttachedRow {
   label: string;
   status: string;
   dueDate?: Date | string | null;
@@ -48,10 +45,7 @@ interface TaskShape {
 
 function toDto(t: TaskShape) {
   return {
-    id: t.id,
-    organizationId: t.organizationId,
-    parentType: parentType(t.parentKind),
-    parentId: t.parentId,
+    ...attachedDto(t),
     label: t.label,
     status: t.status as TaskStatus,
     dueDate: isoDate(t.dueDate ?? null),
