@@ -48,6 +48,8 @@ export async function openRuntime(config: Config, log: Logger = createLogger(con
     orm = await createOrm({ url: db.url, entities: kernel.entities, migrations: kernel.migrations });
     const applied = await migrate(orm);
     if (applied.length) log.info({ migrations: applied }, 'migrations applied');
+    // Counters introduced on a database that already holds rows start from a full count.
+    if (applied.some((name) => name.endsWith('-counters'))) await kernel.services.counters.recount(orm.em.fork());
   } catch (err) {
     await db.stop();
     throw err;

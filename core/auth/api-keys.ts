@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKey } from '../entities/index.ts';
-import { queryOne, sql } from '../db/sql.ts';
+import { query, queryOne, sql } from '../db/sql.ts';
+import type { AuthCache, CachedKey } from './auth-cache.ts';
 
 /** The caller of a request or tool call: one user in one organization, as the key says. */
 export interface Actor {
@@ -69,43 +70,69 @@ interface KeyRow {
   organization_id: string;
   organization_user_id: string;
   roles: string[];
+  expires_ms: string | number;
   stale: boolean;
 }
 
-/**
- * Resolves an API key to its actor with one indexed lookup (primary key plus the organization
- * user it belongs to). Expired, revoked, unknown keys and inactive organization users give
- * undefined. Nothing is cached, so revocation and role changes apply to the next request.
- */
-export async function authenticate(em: EntityManager, presented: string): Promise<Actor | undefined> {
-  const parsed = parseApiKey(presented);
-  if (!parsed) return undefined;
+const LAST_USED_EVERY_MS = 60_000;
+
+/** The key's row (with its organization user's roles), if it is usable now. */
+async function loadKey(em: EntityManager, keyId: string, cache: AuthCache | undefined): Promise<CachedKey | undefined> {
+  const generation = cache?.generation() ?? 0;
   const row = await queryOne<KeyRow>(em, sql`
     select k.id, k.secret_hash, k.user_id, k.organization_id, k.organization_user_id, ou.roles,
+           extract(epoch from k.expires_at) * 1000 as expires_ms,
            (k.last_used_at is null or k.last_used_at < now() - interval '1 minute') as stale
       from api_key k
       join organization_user ou on ou.id = k.organization_user_id
-     where k.id = ${parsed.keyId}
+     where k.id = ${keyId}
        and k.revoked_at is null
        and k.expires_at > now()
        and ou.status = 'ACTIVE'`);
   if (!row) return undefined;
-  const expected = Buffer.from(row.secret_hash);
-  const actual = hashSecret(parsed.secret);
-  if (expected.length !== actual.length || !crypto.timingSafeEqual(expected, actual)) return undefined;
-  // lastUsedAt is refreshed at most once a minute per key, so a busy key costs no write per request.
-  if (row.stale) {
-    // Fire and forget: the request does not wait for bookkeeping.
-    em.getConnection()
-      .execute('update api_key set last_used_at = now() where id = ?', [row.id])
-      .catch(() => {});
-  }
-  return {
-    keyId: row.id,
+  const now = Date.now();
+  const entry: CachedKey = {
+    id: row.id,
+    secretHash: Buffer.from(row.secret_hash),
     userId: row.user_id,
     organizationId: row.organization_id,
     organizationUserId: row.organization_user_id,
     roles: row.roles,
-    isAdmin: row.roles.includes(ADMIN_ROLE),
+    expiresAt: Number(row.expires_ms),
+    // A stale lastUsedAt is written on this request (below); a fresh one was written by someone.
+    lastUsedWrittenAt: row.stale ? 0 : now,
+    cachedAt: now,
+  };
+  cache?.put(entry, generation);
+  return entry;
+}
+
+/**
+ * Resolves an API key to its actor. With a cache (the server's), a known key costs no database
+ * round trip; revocation, expiry, a deactivated membership and role changes still apply to the
+ * next request (see AuthCache). Without one (CLI, tests of this function), one indexed lookup.
+ * Expired, revoked, unknown keys and inactive organization users give undefined.
+ */
+export async function authenticate(em: EntityManager, presented: string, cache?: AuthCache): Promise<Actor | undefined> {
+  const parsed = parseApiKey(presented);
+  if (!parsed) return undefined;
+  const entry = cache?.get(parsed.keyId) ?? (await loadKey(em, parsed.keyId, cache));
+  if (!entry) return undefined;
+  const actual = hashSecret(parsed.secret);
+  if (entry.secretHash.length !== actual.length || !crypto.timingSafeEqual(entry.secretHash, actual)) return undefined;
+  // lastUsedAt is refreshed at most once a minute per key, so a busy key costs no write per request.
+  const now = Date.now();
+  if (now - entry.lastUsedWrittenAt > LAST_USED_EVERY_MS) {
+    entry.lastUsedWrittenAt = now;
+    // Fire and forget: the request does not wait for bookkeeping.
+    query(em, sql`update api_key set last_used_at = now() where id = ${entry.id}`).catch(() => {});
+  }
+  return {
+    keyId: entry.id,
+    userId: entry.userId,
+    organizationId: entry.organizationId,
+    organizationUserId: entry.organizationUserId,
+    roles: entry.roles,
+    isAdmin: entry.roles.includes(ADMIN_ROLE),
   };
 }

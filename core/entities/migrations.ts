@@ -116,4 +116,111 @@ export const kernelMigrations: MigrationDefinition[] = [
       `create index provisioning_step_record_idx on provisioning_step (record_kind, record_id)`,
     ],
   },
+  {
+    name: 'kernel-0004-auth-notify',
+    sql: [
+      // Every server instance caches API keys (core/auth/auth-cache.ts) and drops an entry when
+      // told here: a revoked/changed key, or a membership whose roles or status changed.
+      `create function labdata_notify_key() returns trigger language plpgsql as $$
+       begin
+         perform pg_notify('labdata_auth', 'k:' || coalesce(new.id, old.id));
+         return null;
+       end $$`,
+      `create trigger api_key_notify after update of revoked_at, expires_at, secret_hash, user_id, organization_id, organization_user_id or delete
+         on api_key for each row execute function labdata_notify_key()`,
+      `create function labdata_notify_organization_user() returns trigger language plpgsql as $$
+       begin
+         perform pg_notify('labdata_auth', 'u:' || coalesce(new.id, old.id));
+         return null;
+       end $$`,
+      `create trigger organization_user_notify after update of roles, status, organization_id, user_id or delete
+         on organization_user for each row execute function labdata_notify_organization_user()`,
+    ],
+  },
+  {
+    name: 'kernel-0005-counters',
+    sql: [
+      // Exact page totals without counting rows (core/counters): per organization x kind x
+      // visibility class x category (x acting user for activity), and per parent record.
+      // Rows are sharded by backend so concurrent writers do not queue on one hot row; a total
+      // is the sum over shards. Maintained by triggers in the writing transaction; rebuilt by
+      // `labdata recount`.
+      `create table visibility_count (
+        organization_id uuid not null,
+        kind text not null,
+        class text not null,
+        category text not null default '',
+        actor_id uuid not null default '00000000-0000-0000-0000-000000000000',
+        shard smallint not null default 0,
+        n bigint not null,
+        primary key (organization_id, kind, category, class, actor_id, shard))`,
+      `create table record_count (
+        record_id uuid not null,
+        kind text not null,
+        category text not null default '',
+        shard smallint not null default 0,
+        n bigint not null,
+        primary key (record_id, kind, category, shard))`,
+      `create function labdata_count(org uuid, k text, cls text, cat text, actor uuid, delta bigint) returns void
+       language sql as $$
+         insert into visibility_count as c (organization_id, kind, class, category, actor_id, shard, n)
+         select org, k, cls, cat, actor, pg_backend_pid() % 8, delta where delta <> 0
+         on conflict (organization_id, kind, category, class, actor_id, shard) do update set n = c.n + excluded.n
+       $$`,
+      `create function labdata_count_record(rid uuid, k text, cat text, delta bigint) returns void
+       language sql as $$
+         insert into record_count as c (record_id, kind, category, shard, n)
+         select rid, k, cat, pg_backend_pid() % 8, delta where delta <> 0 and rid is not null
+         on conflict (record_id, kind, category, shard) do update set n = c.n + excluded.n
+       $$`,
+      `create function labdata_record_total(rid uuid, k text) returns bigint
+       language sql stable as $$ select coalesce(sum(n), 0)::bigint from record_count where record_id = rid and kind = k $$`,
+      // The visibility class of a project's children and activity: its visibility, or DELETED
+      // once it is gone (such rows are visible to admins only). FOR SHARE: a concurrent
+      // visibility change waits for this transaction (and the reverse), so counts never move
+      // under a writer that has not committed.
+      `create function labdata_project_class(pid uuid) returns text language plpgsql as $$
+       declare cls text;
+       begin
+         select visibility into cls from project where id = pid for share;
+         return coalesce(cls, 'DELETED');
+       end $$`,
+      // Moves a project's children and activity from one class to another (visibility change,
+      // deletion, or a project row arriving after rows that point at it).
+      `create function labdata_reclass_project(pid uuid, org uuid, from_cls text, to_cls text) returns void
+       language plpgsql as $$
+       declare r record;
+       begin
+         if from_cls = to_cls then return; end if;
+         for r in select kind, coalesce(sum(n), 0)::bigint as n from record_count
+                   where record_id = pid and kind in ('study', 'assay') group by kind loop
+           perform labdata_count(org, r.kind, from_cls, '', '00000000-0000-0000-0000-000000000000', -r.n);
+           perform labdata_count(org, r.kind, to_cls, '', '00000000-0000-0000-0000-000000000000', r.n);
+         end loop;
+         for r in select organization_user_id as actor, category, count(*)::bigint as n from activity
+                   where project_id = pid group by 1, 2 loop
+           perform labdata_count(org, 'activity', from_cls, r.category, '00000000-0000-0000-0000-000000000000', -r.n);
+           perform labdata_count(org, 'activity', to_cls, r.category, '00000000-0000-0000-0000-000000000000', r.n);
+           perform labdata_count(org, 'activity', from_cls, r.category, r.actor, -r.n);
+           perform labdata_count(org, 'activity', to_cls, r.category, r.actor, r.n);
+         end loop;
+       end $$`,
+      `create function labdata_count_activity() returns trigger language plpgsql as $$
+       declare r activity; d bigint; cls text;
+       begin
+         if tg_op = 'INSERT' then r := new; d := 1; else r := old; d := -1; end if;
+         if r.project_id is null then cls := 'NONE'; else cls := labdata_project_class(r.project_id); end if;
+         perform labdata_count_record(r.project_id, 'activity', r.category, d);
+         perform labdata_count_record(r.study_id, 'activity', r.category, d);
+         perform labdata_count_record(r.assay_id, 'activity', r.category, d);
+         perform labdata_count(r.organization_id, 'activity', cls, r.category, '00000000-0000-0000-0000-000000000000', d);
+         perform labdata_count(r.organization_id, 'activity', cls, r.category, r.organization_user_id, d);
+         return null;
+       end $$`,
+      `create trigger activity_count after insert or delete on activity for each row execute function labdata_count_activity()`,
+      // A non-admin's view of another user's feed counts that user's rows in the caller's
+      // PRIVATE projects through this index (per granted project, index only).
+      `create index activity_actor_project_idx on activity (organization_user_id, project_id, category)`,
+    ],
+  },
 ];

@@ -7,6 +7,7 @@ import type { Orm } from '../db/orm.ts';
 import { pendingMigrations } from '../db/orm.ts';
 import { handleError, sendError } from './envelope.ts';
 import { apiKeyAuth, internalMountGuard } from './auth.ts';
+import { AuthCache } from '../auth/auth-cache.ts';
 import { registerOperations } from './operations.ts';
 import { validatorCompiler } from './validation.ts';
 import { proxyTransportGuard, tlsServerFactory } from './transport.ts';
@@ -115,7 +116,11 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     return { status: 'ready' };
   });
 
-  const auth = apiKeyAuth(orm);
+  // Keys are cached per instance and dropped on the database's notifications (core/auth/auth-cache.ts).
+  const authCache = new AuthCache(orm.config.get('clientUrl')!, opts.logger);
+  await authCache.start();
+  app.addHook('onClose', async () => authCache.close());
+  const auth = apiKeyAuth(orm, authCache);
   for (const [prefix, hidden] of [['/api/v1', false], ['/api/beta', true]] as const) {
     await app.register(
       async (api) => {

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Orm } from '../db/orm.ts';
 import { authenticate, type Actor } from '../auth/api-keys.ts';
+import type { AuthCache } from '../auth/auth-cache.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -22,11 +23,11 @@ export function presentedCredential(request: FastifyRequest): { apiKey?: string;
  * onRequest hook of the public mounts, /mcp and /docs: a valid API key or 401 with an empty
  * body. Bearer tokens belong to the internal mount and are refused here.
  */
-export function apiKeyAuth(orm: Orm) {
+export function apiKeyAuth(orm: Orm, cache?: AuthCache) {
   return async function authHook(request: FastifyRequest, reply: FastifyReply) {
     const { apiKey, bearer } = presentedCredential(request);
     if (bearer || !apiKey) return reply.code(401).send();
-    const actor = await authenticate(orm.em.fork(), apiKey);
+    const actor = await authenticate(orm.em, apiKey, cache);
     if (!actor) return reply.code(401).send();
     request.actor = actor;
     // Every later log line of this request names the key id (never the secret).

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import { ActivityService } from '../activity/index.ts';
 import { PermissionService } from '../permissions/index.ts';
+import { CounterService } from '../counters/index.ts';
 import { ParentRegistry } from '../parents.ts';
 import { JobQueue } from '../jobs/index.ts';
 import { ProvisioningService } from '../provisioning/index.ts';
@@ -37,6 +38,7 @@ export function assembleKernel(config: Config, plugins: PluginDefinition[], log:
   const services: KernelServices = {
     config,
     permissions: new PermissionService(),
+    counters: new CounterService(),
     activity,
     parents: new ParentRegistry(),
     jobs,

@@ -5,6 +5,7 @@ import type { ParentRegistry } from '../parents.ts';
 import type { JobQueue } from '../jobs/index.ts';
 import type { ProvisioningService } from '../provisioning/index.ts';
 import type { SecretBox } from '../secrets.ts';
+import type { CounterService } from '../counters/index.ts';
 
 /** Kernel services every plugin may use. */
 export interface KernelServices {
@@ -19,4 +20,6 @@ export interface KernelServices {
   provisioning: ProvisioningService;
   /** Seals and opens stored credentials (AES-256-GCM, LABDATA_SECRET_KEY). */
   secrets: SecretBox;
+  /** Exact page totals kept by triggers; plugins register their part of `labdata recount`. */
+  counters: CounterService;
 }

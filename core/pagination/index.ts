@@ -124,25 +124,34 @@ export function pageEnvelope<T>(items: T[], total: number, req: PageRequest) {
 }
 
 /**
- * Runs `select <columns> <from>` for one page with its exact total. By default the total comes
- * from a window count in the same round trip (a page past the end needs a second, count-only
- * query). `separateCount` runs the page and a plain count instead: on large tables the window
- * would materialise every matching row, while the page alone stops after `size` rows of an
- * index and the count can use an index-only scan.
+ * Runs `select <columns> <from>` for one page with its exact total, in one round trip.
+ * - `total`: an SQL expression giving the exact total without reading the rows (maintained
+ *   counters, see core/counters) — the common lists use this, so a page costs O(page).
+ * - otherwise a window count over the matching rows (small lists: attachments, teams, ...).
  */
 export async function fetchPage<Row>(
   em: EntityManager,
-  q: { columns: Sql; from: Sql; separateCount?: boolean },
+  q: { columns: Sql; from: Sql; total?: Sql },
   req: PageRequest,
 ): Promise<{ rows: Row[]; total: number }> {
-  const count = async () => Number((await queryOne<{ n: string | number }>(em, sql`select count(*) as n ${q.from}`))?.n ?? 0);
-  if (q.separateCount) {
-    const [rows, total] = await Promise.all([
-      query<Row>(em, sql`select ${q.columns} ${q.from} order by ${req.orderBy} limit ${req.size} offset ${req.offset}`),
-      count(),
-    ]);
-    return { rows, total };
+  const page = sql`select ${q.columns} ${q.from} order by ${req.orderBy} limit ${req.size} offset ${req.offset}`;
+  if (q.total) {
+    // The total comes along even when the page is empty (left join on a one-row total).
+    const rows = await query<Row & { __total: string | number; __rn: string | null }>(
+      em,
+      sql`with page as materialized (${page})
+          select p.*, t.__total from (select ${q.total} as __total) t
+          left join (select page.*, row_number() over () as __rn from page) p on true order by p.__rn`,
+    );
+    const total = Number(rows[0]?.__total ?? 0);
+    const items = rows.filter((r) => r.__rn !== null);
+    for (const r of items) {
+      delete (r as Partial<typeof r>).__rn;
+      delete (r as Partial<typeof r>).__total;
+    }
+    return { rows: items, total };
   }
+  const count = async () => Number((await queryOne<{ n: string | number }>(em, sql`select count(*) as n ${q.from}`))?.n ?? 0);
   const rows = await query<Row & { __total: string | number }>(
     em,
     sql`select ${q.columns}, count(*) over () as __total ${q.from} order by ${req.orderBy} limit ${req.size} offset ${req.offset}`,

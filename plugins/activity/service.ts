@@ -1,5 +1,8 @@
 import {
   ACTIVITY_CATEGORIES,
+  classTotal,
+  OPEN_CLASSES,
+  recordTotal,
   fetchPage,
   isoDate,
   NotFoundError,
@@ -15,7 +18,7 @@ import {
   type PageRequest,
   type Sql,
 } from '../../core/public.ts';
-import { projectVisibleTo } from '../projects/extensions.ts';
+import { projectVisibleTo, visibleChildTotal } from '../projects/extensions.ts';
 
 const columns = sql`a.id, a.event_type, a.category, a.data, a.date, a.organization_id, a.project_id, a.study_id, a.assay_id,
   a.organization_user_id, ${organizationUserColumns}`;
@@ -86,17 +89,42 @@ export interface FeedFilter {
   categories?: ActivityCategory[];
 }
 
+/**
+ * One feed page with its exact total. The total never counts rows: it sums the counters the
+ * writing transactions keep (core/counters), over the classes and grants the caller sees.
+ * A record's own feed (project, study, assay) needs no per-row filter: the caller was checked
+ * to view that record, and its rows are judged by it.
+ */
 export async function listActivity(ctx: OperationContext, filter: FeedFilter, page: PageRequest) {
-  const conditions: Sql[] = [visible(ctx)];
-  if (filter.projectId) conditions.push(sql`a.project_id = ${filter.projectId}`);
-  if (filter.studyId) conditions.push(sql`a.study_id = ${filter.studyId}`);
-  if (filter.assayId) conditions.push(sql`a.assay_id = ${filter.assayId}`);
-  if (filter.organizationUserId) conditions.push(sql`a.organization_user_id = ${filter.organizationUserId}`);
-  if (filter.categories) conditions.push(sql`a.category in (${filter.categories})`);
+  const { actor, services } = ctx;
+  const cats = filter.categories;
+  const conditions: Sql[] = [];
+  let total: Sql;
+  const record = filter.assayId ? { column: 'assay_id', id: filter.assayId }
+    : filter.studyId ? { column: 'study_id', id: filter.studyId }
+    : filter.projectId ? { column: 'project_id', id: filter.projectId } : undefined;
+  if (record) {
+    conditions.push(sql`a.organization_id = ${actor.organizationId} and a.${raw(record.column)} = ${record.id}`);
+    total = recordTotal(sql`${record.id}`, 'activity', cats);
+  } else if (filter.organizationUserId) {
+    const target = filter.organizationUserId;
+    conditions.push(visible(ctx), sql`a.organization_user_id = ${target}`);
+    total = actor.isAdmin
+      ? classTotal(actor.organizationId, 'activity', { actorId: target, categories: cats })
+      : sql`(${classTotal(actor.organizationId, 'activity', { actorId: target, categories: cats, classes: target === actor.organizationUserId ? [...OPEN_CLASSES, 'NONE'] : OPEN_CLASSES })}
+          + (select count(*) from activity pa where pa.organization_user_id = ${target}
+              and pa.project_id in (${services.permissions.privateProjects(actor)})${cats ? sql` and pa.category in (${cats})` : raw('')}))`;
+  } else {
+    conditions.push(visible(ctx));
+    total = actor.isAdmin
+      ? classTotal(actor.organizationId, 'activity', { categories: cats })
+      : sql`(${visibleChildTotal(services, actor, 'activity', cats)}
+          + ${classTotal(actor.organizationId, 'activity', { classes: ['NONE'], categories: cats, actorId: actor.organizationUserId })})`;
+  }
+  if (cats) conditions.push(sql`a.category in (${cats})`);
   const where = conditions.reduce((acc, c) => sql`${acc} and ${c}`);
-    // The feed can hold millions of rows: page and count separately (see fetchPage).
-  const { rows, total } = await fetchPage<ActivityRow>(ctx.em, { columns, from: sql`from activity a ${joins} where ${where}`, separateCount: true }, page);
-  return { items: rows.map(toDto), total };
+  const { rows, total: n } = await fetchPage<ActivityRow>(ctx.em, { columns, from: sql`from activity a ${joins} where ${where}`, total }, page);
+  return { items: rows.map(toDto), total: n };
 }
 
 export async function getActivity(ctx: OperationContext, id: string) {

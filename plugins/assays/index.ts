@@ -3,6 +3,7 @@ import { studyExtensions } from '../studies/extensions.ts';
 import { Assay } from './entities.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
+import { assayCounters } from './counters.ts';
 import { assayAccess, assayAccessById, assayExtensions, RESERVED_ASSAY_FIELDS, type AssayRecord } from './extensions.ts';
 import { assaySchema, createBodySchema, updateBodySchema } from './schemas.ts';
 import { AssayService, assaySort } from './service.ts';
@@ -19,6 +20,7 @@ export default definePlugin({
   migrations,
   events,
   setup(ctx) {
+    ctx.services.counters.register(assayCounters);
     const extensions = new RecordExtensions<AssayRecord>('assay', RESERVED_ASSAY_FIELDS);
     const service = new AssayService(extensions);
     ctx.provide(assayExtensions, extensions);

@@ -24,4 +24,35 @@ export const migrations: MigrationDefinition[] = [
       `create index assay_type_idx on assay (assay_type_id)`,
     ],
   },
+  {
+    name: 'assays-0002-counters',
+    sql: [
+      // Page totals (core/counters): an assay counts in its project's class, under its study
+      // and under its project. The study row is read FOR SHARE so a concurrent study move
+      // waits for this transaction (and the reverse).
+      `create function labdata_count_assay_in(org uuid, sid uuid, d bigint) returns void language plpgsql as $$
+       declare pid uuid; cls text := 'DELETED';
+       begin
+         select project_id into pid from study where id = sid for share;
+         if pid is not null then cls := labdata_project_class(pid); end if;
+         perform labdata_count(org, 'assay', cls, '', '00000000-0000-0000-0000-000000000000', d);
+         perform labdata_count_record(sid, 'assay', '', d);
+         perform labdata_count_record(pid, 'assay', '', d);
+       end $$`,
+      `create function labdata_count_assay() returns trigger language plpgsql as $$
+       begin
+         if tg_op = 'INSERT' then
+           perform labdata_count_assay_in(new.organization_id, new.study_id, 1);
+         elsif tg_op = 'DELETE' then
+           perform labdata_count_assay_in(old.organization_id, old.study_id, -1);
+         elsif old.study_id <> new.study_id then
+           perform labdata_count_assay_in(old.organization_id, old.study_id, -1);
+           perform labdata_count_assay_in(new.organization_id, new.study_id, 1);
+         end if;
+         return null;
+       end $$`,
+      `create trigger assay_count after insert or delete or update of study_id on assay
+         for each row execute function labdata_count_assay()`,
+    ],
+  },
 ];

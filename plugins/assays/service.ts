@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import {
   fetchPage,
+  recordTotal,
   isoDate,
   lifecycleColumns,
   lifecycleDto,
@@ -22,6 +23,7 @@ import {
 } from '../../core/public.ts';
 import { findAssayType } from '../assay-types/extensions.ts';
 import { studyAccessById } from '../studies/extensions.ts';
+import { visibleChildTotal } from '../projects/extensions.ts';
 import { Assay } from './entities.ts';
 import { assayAccess, type AssayRecord } from './extensions.ts';
 import type { CreateBody, UpdateBody } from './schemas.ts';
@@ -85,7 +87,8 @@ export class AssayService {
     const access = assayAccess(ctx.services, ctx.actor, 'a');
     const byStudy = studyId ? sql` and a.study_id = ${studyId}` : raw('');
     const from = sql`from assay a ${access.join} where ${access.visible}${byStudy}`;
-    const { rows, total } = await fetchPage<AssayShape & { projectId: string }>(ctx.em, { columns, from }, page);
+    const count = studyId ? recordTotal(sql`${studyId}`, 'assay') : visibleChildTotal(ctx.services, ctx.actor, 'assay');
+    const { rows, total } = await fetchPage<AssayShape & { projectId: string }>(ctx.em, { columns, from, total: count }, page);
     return { items: await this.extensions.decorate(ctx.em, rows.map((r) => toDto(r, r.projectId))), total };
   }
 

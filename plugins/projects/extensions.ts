@@ -1,4 +1,7 @@
 import {
+  classTotal,
+  OPEN_CLASSES,
+  visibleTotal,
   createExtensionPoint,
   NotFoundError,
   queryOne,
@@ -42,6 +45,21 @@ function accessColumns(alias: string): AccessColumns {
  */
 export function projectVisibleTo(services: KernelServices, actor: Actor, alias: string): Sql {
   return sql`${raw(alias)}.organization_id = ${actor.organizationId} and ${services.permissions.canView(actor, accessColumns(alias))}`;
+}
+
+/** SQL expression: the exact number of projects the actor may view (maintained counters, O(grants)). */
+export function visibleProjectTotal(services: KernelServices, actor: Actor): Sql {
+  if (actor.isAdmin) return classTotal(actor.organizationId, 'project');
+  return sql`(${classTotal(actor.organizationId, 'project', { classes: OPEN_CLASSES })}
+    + (select count(*) from (${services.permissions.privateProjects(actor)}) pp))`;
+}
+
+/**
+ * SQL expression: the exact number of `kind` rows (`study`, `assay`, `activity`) in the
+ * projects the actor may view; `categories` narrows activity.
+ */
+export function visibleChildTotal(services: KernelServices, actor: Actor, kind: string, categories?: readonly string[]): Sql {
+  return visibleTotal(actor, kind, services.permissions.privateProjects(actor), categories);
 }
 
 /** SQL expression: the actor may contribute to the project aliased `alias`. */

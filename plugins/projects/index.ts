@@ -2,6 +2,7 @@ import { definePlugin, RecordExtensions, registerLifecycleRecord, registerRecord
 import { Project } from './entities.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
+import { projectCounters } from './counters.ts';
 import { projectAccess, projectExtensions, projectVisibleTo, RESERVED_PROJECT_FIELDS, type ProjectRecord } from './extensions.ts';
 import { createBodySchema, projectSchema, updateBodySchema } from './schemas.ts';
 import { ProjectService, projectSort } from './service.ts';
@@ -18,6 +19,7 @@ export default definePlugin({
   migrations,
   events,
   setup(ctx) {
+    ctx.services.counters.register(projectCounters);
     const extensions = new RecordExtensions<ProjectRecord>('project', RESERVED_PROJECT_FIELDS);
     ctx.provide(projectExtensions, extensions);
     registerRecordKind(ctx, {

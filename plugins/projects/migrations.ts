@@ -22,4 +22,29 @@ export const migrations: MigrationDefinition[] = [
       `create index project_org_visibility_idx on project (organization_id, visibility)`,
     ],
   },
+  {
+    name: 'projects-0002-counters',
+    sql: [
+      // Page totals (core/counters): a project counts in its organization's class (visibility);
+      // its children and activity move with it when the visibility changes or it is deleted.
+      `create function labdata_count_project() returns trigger language plpgsql as $$
+       begin
+         if tg_op = 'INSERT' then
+           perform labdata_count(new.organization_id, 'project', new.visibility, '', '00000000-0000-0000-0000-000000000000', 1);
+           -- Rows loaded before their project (bulk loads) were counted as DELETED: adopt them.
+           perform labdata_reclass_project(new.id, new.organization_id, 'DELETED', new.visibility);
+         elsif tg_op = 'DELETE' then
+           perform labdata_count(old.organization_id, 'project', old.visibility, '', '00000000-0000-0000-0000-000000000000', -1);
+           perform labdata_reclass_project(old.id, old.organization_id, old.visibility, 'DELETED');
+         elsif old.visibility <> new.visibility then
+           perform labdata_count(old.organization_id, 'project', old.visibility, '', '00000000-0000-0000-0000-000000000000', -1);
+           perform labdata_count(new.organization_id, 'project', new.visibility, '', '00000000-0000-0000-0000-000000000000', 1);
+           perform labdata_reclass_project(new.id, new.organization_id, old.visibility, new.visibility);
+         end if;
+         return null;
+       end $$`,
+      `create trigger project_count after insert or delete or update of visibility on project
+         for each row execute function labdata_count_project()`,
+    ],
+  },
 ];

@@ -16,7 +16,7 @@ import {
   mergeUpdate,
 } from '../../core/public.ts';
 import { Project } from './entities.ts';
-import { projectContributableBy, projectVisibleTo, type ProjectRecord } from './extensions.ts';
+import { projectContributableBy, projectVisibleTo, visibleProjectTotal, type ProjectRecord } from './extensions.ts';
 import type { CreateBody, UpdateBody } from './schemas.ts';
 
 /** Columns aliased to the entity's property names, so rows and entities share one mapper. */
@@ -54,8 +54,9 @@ export class ProjectService {
 
   async list(ctx: OperationContext, page: PageRequest) {
     const from = sql`from project p where ${projectVisibleTo(ctx.services, ctx.actor, 'p')}`;
-    const { rows, total } = await fetchPage<ProjectShape>(ctx.em, { columns, from }, page);
-    return { items: await this.extensions.decorate(ctx.em, rows.map(toDto)), total };
+    const total = visibleProjectTotal(ctx.services, ctx.actor);
+    const { rows, total: n } = await fetchPage<ProjectShape>(ctx.em, { columns, from, total }, page);
+    return { items: await this.extensions.decorate(ctx.em, rows.map(toDto)), total: n };
   }
 
   async get(ctx: OperationContext, id: string): Promise<ProjectDto> {

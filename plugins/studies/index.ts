@@ -3,6 +3,7 @@ import { projectExtensions } from '../projects/extensions.ts';
 import { Study } from './entities.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
+import { studyCounters } from './counters.ts';
 import { RESERVED_STUDY_FIELDS, studyAccess, studyAccessById, studyExtensions, studyReader, type StudyRecord } from './extensions.ts';
 import { createBodySchema, studySchema, updateBodySchema } from './schemas.ts';
 import { StudyService, studySort } from './service.ts';
@@ -19,6 +20,7 @@ export default definePlugin({
   migrations,
   events,
   setup(ctx) {
+    ctx.services.counters.register(studyCounters);
     const extensions = new RecordExtensions<StudyRecord>('study', RESERVED_STUDY_FIELDS);
     const service = new StudyService(extensions);
     ctx.provide(studyExtensions, extensions);

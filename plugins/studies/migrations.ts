@@ -21,4 +21,46 @@ export const migrations: MigrationDefinition[] = [
       `create index study_project_idx on study (project_id, created_at desc, id)`,
     ],
   },
+  {
+    name: 'studies-0002-counters',
+    sql: [
+      // Page totals (core/counters): a study counts in its project's class and under its project;
+      // a move takes its assays' counts along.
+      `create function labdata_count_study() returns trigger language plpgsql as $$
+       declare cls text; old_cls text; n bigint;
+       begin
+         if tg_op = 'INSERT' then
+           cls := labdata_project_class(new.project_id);
+           perform labdata_count(new.organization_id, 'study', cls, '', '00000000-0000-0000-0000-000000000000', 1);
+           perform labdata_count_record(new.project_id, 'study', '', 1);
+           -- Assays loaded before their study (bulk loads) were counted as DELETED: adopt them.
+           n := labdata_record_total(new.id, 'assay');
+           perform labdata_count(new.organization_id, 'assay', 'DELETED', '', '00000000-0000-0000-0000-000000000000', -n);
+           perform labdata_count(new.organization_id, 'assay', cls, '', '00000000-0000-0000-0000-000000000000', n);
+           perform labdata_count_record(new.project_id, 'assay', '', n);
+         elsif tg_op = 'DELETE' then
+           cls := labdata_project_class(old.project_id);
+           perform labdata_count(old.organization_id, 'study', cls, '', '00000000-0000-0000-0000-000000000000', -1);
+           perform labdata_count_record(old.project_id, 'study', '', -1);
+         elsif old.project_id <> new.project_id then
+           -- Both projects, in id order (the order writers lock them in).
+           perform 1 from project where id in (old.project_id, new.project_id) order by id for share;
+           old_cls := labdata_project_class(old.project_id);
+           cls := labdata_project_class(new.project_id);
+           n := labdata_record_total(new.id, 'assay');
+           perform labdata_count(new.organization_id, 'study', old_cls, '', '00000000-0000-0000-0000-000000000000', -1);
+           perform labdata_count(new.organization_id, 'study', cls, '', '00000000-0000-0000-0000-000000000000', 1);
+           perform labdata_count(new.organization_id, 'assay', old_cls, '', '00000000-0000-0000-0000-000000000000', -n);
+           perform labdata_count(new.organization_id, 'assay', cls, '', '00000000-0000-0000-0000-000000000000', n);
+           perform labdata_count_record(old.project_id, 'study', '', -1);
+           perform labdata_count_record(new.project_id, 'study', '', 1);
+           perform labdata_count_record(old.project_id, 'assay', '', -n);
+           perform labdata_count_record(new.project_id, 'assay', '', n);
+         end if;
+         return null;
+       end $$`,
+      `create trigger study_count after insert or delete or update of project_id on study
+         for each row execute function labdata_count_study()`,
+    ],
+  },
 ];

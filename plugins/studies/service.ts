@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import {
   fetchPage,
+  recordTotal,
   isoDate,
   lifecycleColumns,
   lifecycleDto,
@@ -19,7 +20,7 @@ import {
   type PageRequest,
   type RecordExtensions,
 } from '../../core/public.ts';
-import { projectAccess } from '../projects/extensions.ts';
+import { projectAccess, visibleChildTotal } from '../projects/extensions.ts';
 import { Study } from './entities.ts';
 import { studyAccess, type StudyRecord } from './extensions.ts';
 import type { CreateBody, UpdateBody } from './schemas.ts';
@@ -65,7 +66,8 @@ export class StudyService {
     const access = studyAccess(ctx.services, ctx.actor, 's');
     const byProject = projectId ? sql` and s.project_id = ${projectId}` : raw('');
     const from = sql`from study s ${access.join} where ${access.visible}${byProject}`;
-    const { rows, total } = await fetchPage<StudyShape>(ctx.em, { columns, from }, page);
+    const count = projectId ? recordTotal(sql`${projectId}`, 'study') : visibleChildTotal(ctx.services, ctx.actor, 'study');
+    const { rows, total } = await fetchPage<StudyShape>(ctx.em, { columns, from, total: count }, page);
     return { items: await this.extensions.decorate(ctx.em, rows.map(toDto)), total };
   }
 

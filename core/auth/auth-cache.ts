@@ -1,0 +1,145 @@
+import pg from 'pg';
+import type { FastifyBaseLogger } from 'fastify';
+
+/**
+ * What authentication needs to remember about a key between requests: the row `authenticate`
+ * read, minus nothing (the secret hash stays, so every request still proves the secret).
+ */
+export interface CachedKey {
+  id: string;
+  secretHash: Buffer;
+  userId: string;
+  organizationId: string;
+  organizationUserId: string;
+  roles: string[];
+  expiresAt: number;
+  /** When lastUsedAt was last written by this process (ms), to write it at most once a minute. */
+  lastUsedWrittenAt: number;
+  cachedAt: number;
+}
+
+/** The channel the database triggers notify on when a key or an organization user changes. */
+export const AUTH_CHANNEL = 'labdata_auth';
+/** Upper bound on how long an entry lives even if every notification were lost. */
+const MAX_AGE_MS = 60_000;
+const MAX_ENTRIES = 50_000;
+const RECONNECT_MS = 1_000;
+
+/**
+ * An in-process cache of API keys, so authentication costs no database round trip.
+ *
+ * Correctness rests on PostgreSQL LISTEN/NOTIFY: triggers on `api_key` and `organization_user`
+ * notify `labdata_auth` with `k:<keyId>` or `u:<organizationUserId>` when a key is revoked or
+ * changed, or a membership's roles or status change; every instance sharing the database drops
+ * the entries named. The cache serves only while its listener connection is up: when it drops,
+ * the cache empties and every request goes to the database until the listener is back (and
+ * empties again then, since notifications sent meanwhile are lost). A read that raced a
+ * notification is not kept (generation check), so no stale entry outlives the notification.
+ */
+export class AuthCache {
+  #entries = new Map<string, CachedKey>();
+  #client: pg.Client | undefined;
+  #listening = false;
+  #closed = false;
+  #generation = 0;
+  #timer: NodeJS.Timeout | undefined;
+  readonly #url: string;
+  readonly #log: FastifyBaseLogger | undefined;
+
+  constructor(url: string, log?: FastifyBaseLogger) {
+    this.#url = url;
+    this.#log = log;
+  }
+
+  /** True while notifications are received, i.e. while cached entries may be used. */
+  get active(): boolean {
+    return this.#listening;
+  }
+
+  /** Opens the listener; resolves once it listens or failed (the cache stays off then and retries). */
+  async start(): Promise<void> {
+    await this.#connect();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    this.#off();
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => {});
+  }
+
+  generation(): number {
+    return this.#generation;
+  }
+
+  get(keyId: string): CachedKey | undefined {
+    if (!this.#listening) return undefined;
+    const entry = this.#entries.get(keyId);
+    if (!entry) return undefined;
+    const now = Date.now();
+    if (entry.expiresAt <= now || now - entry.cachedAt > MAX_AGE_MS) {
+      this.#entries.delete(keyId);
+      return undefined;
+    }
+    return entry;
+  }
+
+  /** Keeps an entry read from the database, unless a notification arrived since the read began. */
+  put(entry: CachedKey, generationAtRead: number): void {
+    if (!this.#listening || generationAtRead !== this.#generation) return;
+    if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear();
+    this.#entries.set(entry.id, entry);
+  }
+
+  #invalidate(payload: string): void {
+    this.#generation++;
+    const [kind, id] = [payload.slice(0, 2), payload.slice(2)];
+    if (kind === 'k:') {
+      this.#entries.delete(id);
+    } else if (kind === 'u:') {
+      for (const [keyId, entry] of this.#entries) if (entry.organizationUserId === id) this.#entries.delete(keyId);
+    } else {
+      this.#entries.clear();
+    }
+  }
+
+  #off(): void {
+    this.#listening = false;
+    this.#generation++;
+    this.#entries.clear();
+  }
+
+  async #connect(): Promise<void> {
+    if (this.#closed) return;
+    const client = new pg.Client({ connectionString: this.#url });
+    const lost = (err?: Error) => {
+      if (this.#client !== client) return;
+      this.#client = undefined;
+      this.#off();
+      client.end().catch(() => {});
+      if (this.#closed) return;
+      this.#log?.warn({ err: err?.message }, 'auth cache listener lost; authenticating against the database until it is back');
+      this.#timer = setTimeout(() => void this.#connect(), RECONNECT_MS);
+      this.#timer.unref();
+    };
+    client.on('error', lost);
+    client.on('end', () => lost());
+    client.on('notification', (msg) => {
+      if (msg.channel === AUTH_CHANNEL) this.#invalidate(msg.payload ?? '*');
+    });
+    this.#client = client;
+    try {
+      await client.connect();
+      await client.query(`listen ${AUTH_CHANNEL}`);
+      if (this.#client !== client || this.#closed) return;
+      // Anything cached before this point may have missed notifications.
+      this.#entries.clear();
+      this.#generation++;
+      this.#listening = true;
+    } catch (err) {
+      lost(err as Error);
+    }
+  }
+}

@@ -1,0 +1,24 @@
+import type { CounterSource } from '../../core/public.ts';
+
+/**
+ * This plugin's part of `labdata recount` (core/counters): projects per class, and activity,
+ * whose class is its project's visibility (NONE without a project, DELETED once it is gone).
+ */
+export const projectCounters: CounterSource = {
+  plugin: 'projects',
+  tables: ['project', 'activity'],
+  statements: [
+    `insert into visibility_count (organization_id, kind, class, n)
+       select organization_id, 'project', visibility, count(*) from project group by 1, 3`,
+    `insert into visibility_count (organization_id, kind, class, category, actor_id, n)
+       select a.organization_id, 'activity', case when a.project_id is null then 'NONE' else coalesce(p.visibility, 'DELETED') end,
+              a.category, x.actor_id, count(*)
+         from activity a left join project p on p.id = a.project_id
+        cross join lateral (values ('00000000-0000-0000-0000-000000000000'::uuid), (a.organization_user_id)) x (actor_id)
+        group by 1, 3, 4, 5`,
+    `insert into record_count (record_id, kind, category, n)
+       select x.record_id, 'activity', a.category, count(*)
+         from activity a cross join lateral (values (a.project_id), (a.study_id), (a.assay_id)) x (record_id)
+        where x.record_id is not null group by 1, 3`,
+  ],
+};
