@@ -116,7 +116,10 @@ async function loadKey(em: EntityManager, keyId: string, cache: AuthCache | unde
 export async function authenticate(em: EntityManager, presented: string, cache?: AuthCache): Promise<Actor | undefined> {
   const parsed = parseApiKey(presented);
   if (!parsed) return undefined;
-  const entry = cache?.get(parsed.keyId) ?? (await loadKey(em, parsed.keyId, cache));
+  let entry = cache?.get(parsed.keyId);
+  // A cached key is used only after the barrier: a change committed before this request is applied by then.
+  if (entry && !((await cache!.sync()) && (entry = cache!.get(parsed.keyId)))) entry = undefined;
+  entry ??= await loadKey(em, parsed.keyId, cache);
   if (!entry) return undefined;
   const actual = hashSecret(parsed.secret);
   if (entry.secretHash.length !== actual.length || !crypto.timingSafeEqual(entry.secretHash, actual)) return undefined;

@@ -35,6 +35,14 @@ const RECONNECT_MS = 1_000;
  * the cache empties and every request goes to the database until the listener is back (and
  * empties again then, since notifications sent meanwhile are lost). A read that raced a
  * notification is not kept (generation check), so no stale entry outlives the notification.
+ *
+ * "Refused on the very next request" needs one more step: a notification travels
+ * asynchronously, so a request could arrive before the notification of a change committed
+ * just before it. `sync()` is a barrier: a trivial query on the listener connection, sent after
+ * the request arrived; PostgreSQL delivers pending notifications on that connection before
+ * answering it. Concurrent requests share one barrier (at most one in flight, the next one
+ * collecting everyone who arrived meanwhile), so under load it costs a fraction of a query
+ * per request, and never a read of the key tables.
  */
 export class AuthCache {
   #entries = new Map<string, CachedKey>();
@@ -68,6 +76,44 @@ export class AuthCache {
     const client = this.#client;
     this.#client = undefined;
     await client?.end().catch(() => {});
+  }
+
+  #barrierInFlight = false;
+  #waiting: ((ok: boolean) => void)[] = [];
+
+  /**
+   * Resolves true once every notification committed before this call has been applied (see the
+   * class comment); false when the listener is not up (the caller must ask the database).
+   */
+  sync(): Promise<boolean> {
+    if (!this.#listening) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      this.#waiting.push(resolve);
+      if (!this.#barrierInFlight) this.#sendBarrier();
+    });
+  }
+
+  #sendBarrier(): void {
+    const client = this.#client;
+    const batch = this.#waiting;
+    this.#waiting = [];
+    if (!client || !this.#listening) {
+      for (const resolve of batch) resolve(false);
+      return;
+    }
+    this.#barrierInFlight = true;
+    client.query('select 1').then(
+      () => {
+        const ok = this.#listening && this.#client === client;
+        for (const resolve of batch) resolve(ok);
+      },
+      () => {
+        for (const resolve of batch) resolve(false);
+      },
+    ).finally(() => {
+      this.#barrierInFlight = false;
+      if (this.#waiting.length) this.#sendBarrier();
+    });
   }
 
   generation(): number {

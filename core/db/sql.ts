@@ -60,9 +60,12 @@ function nativePool(em: EntityManager): Promise<NativePool> {
   return pool;
 }
 
+/** Sees every statement `query` runs (the plan-guard tests EXPLAIN them); unset in production. */
+export const statementObserver: { observe?: (q: Sql) => void } = {};
+
 /** `?` placeholders as PostgreSQL's `$1, $2, ...`, memoised per statement text. */
 const numbered = new Map<string, string>();
-function numberedText(text: string): string {
+export function numberedText(text: string): string {
   let out = numbered.get(text);
   if (out === undefined) {
     let i = 0;
@@ -80,6 +83,7 @@ function numberedText(text: string): string {
  * transaction it must use the transaction's connection, so it goes through the ORM.
  */
 export async function query<T = Record<string, unknown>>(em: EntityManager, q: Sql): Promise<T[]> {
+  statementObserver.observe?.(q);
   if (em.isInTransaction()) return (await em.execute(q.text, [...q.params])) as T[];
   const pool = await nativePool(em);
   const result = await pool.query({ text: numberedText(q.text), values: q.params as unknown[] });

@@ -42,7 +42,7 @@ export function assayAccess(services: KernelServices, actor: Actor, alias: strin
   const study = studyAccess(services, actor, s);
   return {
     join: sql`${raw(`join study ${s} on ${s}.id = ${alias}.study_id`)} ${study.join}`,
-    visible: study.visible,
+    visible: sql`${raw(alias)}.organization_id = ${actor.organizationId} and ${study.visible}`,
     contributable: study.contributable,
     projectId: raw(`${s}.project_id`),
   };

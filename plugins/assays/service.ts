@@ -20,6 +20,7 @@ import {
   type OperationContext,
   type PageRequest,
   type RecordExtensions,
+  type Sql,
 } from '../../core/public.ts';
 import { findAssayType } from '../assay-types/extensions.ts';
 import { studyAccessById } from '../studies/extensions.ts';
@@ -82,26 +83,33 @@ export class AssayService {
   }
 
   /** Assays the actor may view, optionally of one study (404 when that study is not viewable). */
+  #selected?: Sql;
+  /** The record's columns plus the fields other plugins contribute (one query per read). */
+  get #columns(): Sql {
+    return (this.#selected ??= sql`${columns}${this.extensions.outputColumns(raw('a.id'))}`);
+  }
+
   async list(ctx: OperationContext, page: PageRequest, studyId?: string) {
     if (studyId) await studyAccessById(ctx, studyId);
     const access = assayAccess(ctx.services, ctx.actor, 'a');
     const byStudy = studyId ? sql` and a.study_id = ${studyId}` : raw('');
     const from = sql`from assay a ${access.join} where ${access.visible}${byStudy}`;
     const count = studyId ? recordTotal(sql`${studyId}`, 'assay') : visibleChildTotal(ctx.services, ctx.actor, 'assay');
-    const { rows, total } = await fetchPage<AssayShape & { projectId: string }>(ctx.em, { columns, from, total: count }, page);
-    return { items: await this.extensions.decorate(ctx.em, rows.map((r) => toDto(r, r.projectId))), total };
+    const { rows, total } = await fetchPage<AssayShape & { projectId: string }>(ctx.em, { columns: this.#columns, from, total: count }, page);
+    return { items: await this.extensions.decorate(ctx.em, rows.map((r) => toDto(r, r.projectId)), rows), total };
   }
 
   async get(ctx: OperationContext, id: string): Promise<AssayDto> {
     const row = await this.#find(ctx, id);
-    return this.#respond(ctx, row, row.projectId);
+    const [dto] = await this.extensions.decorate(ctx.em, [toDto(row, row.projectId)], [row]);
+    return dto;
   }
 
   async #find(ctx: OperationContext, id: string) {
     const access = assayAccess(ctx.services, ctx.actor, 'a');
     const row = await queryOne<AssayShape & { projectId: string; canContribute: boolean }>(
       ctx.em,
-      sql`select ${columns}, ${access.contributable} as "canContribute" from assay a ${access.join} where a.id = ${id} and ${access.visible}`,
+      sql`select ${this.#columns}, ${access.contributable} as "canContribute" from assay a ${access.join} where a.id = ${id} and ${access.visible}`,
     );
     if (!row) throw new NotFoundError('Assay', id);
     return row;

@@ -27,13 +27,13 @@ export default definePlugin({
 
     const projects = ctx.use(projectExtensions);
     projects.addField({ name: 'elnA', plugin: PLUGIN, schema: ProjectElnA, save: (op, p, value) => service.linkProject(op, p.id, value as ProjectElnA) });
-    projects.addOutput({ name: 'elnA', plugin: PLUGIN, schema: ProjectElnALink, load: (em, ids) => service.load(em, ids, 'project') });
+    projects.addOutput({ name: 'elnA', plugin: PLUGIN, schema: ProjectElnALink, select: (id) => service.linkJson(id, 'project') });
     projects.beforeDelete(unlink);
 
     /** Studies and assays: the same field, a folder under their parent's folder. */
     function provisioned<R extends { id: string }>(extensions: RecordExtensions<R>, toRecord: (record: R) => ElnARecord) {
       extensions.addField({ name: 'elnA', plugin: PLUGIN, schema: RecordElnA, save: (op, r, value) => service.provisionRecord(op, toRecord(r), value as RecordElnA) });
-      extensions.addOutput({ name: 'elnA', plugin: PLUGIN, schema: RecordElnALink, load: (em, ids) => service.load(em, ids, 'record') });
+      extensions.addOutput({ name: 'elnA', plugin: PLUGIN, schema: RecordElnALink, select: (id) => service.linkJson(id, 'record') });
       extensions.beforeDelete(unlink);
     }
     provisioned(ctx.use(studyExtensions), (s) => ({ kind: 'study', id: s.id, name: s.name, parentId: s.projectId }));

@@ -14,6 +14,8 @@ import {
   type OperationContext,
   type ProvisioningStep,
   type StepContext,
+  type Sql,
+  raw,
 } from '../../core/public.ts';
 import { findIntegration } from '../integrations/extensions.ts';
 import { HttpElnAConnector, type ElnAConnector } from './connector.ts';
@@ -175,15 +177,11 @@ export class ElnAService {
     );
   }
 
-  /** The `elnA` response field for a page of records, one query. */
-  async load(em: EntityManager, ids: string[], kind: 'project' | 'record'): Promise<Map<string, unknown>> {
-    const rows = await query<LinkRow>(em, sql`select ${linkColumns} from eln_a_link where record_id in (${ids})`);
-    return new Map(
-      rows.map(({ recordId, integrationId, folderId, entryId, templateId }) => [
-        recordId,
-        kind === 'project' ? { integrationId, folderId } : { integrationId, folderId, entryId, templateId },
-      ]),
-    );
+  /** The `elnA` response field of the record whose id is `id`, as JSON selected with the record. */
+  linkJson(id: Sql, kind: 'project' | 'record'): Sql {
+    const fields = kind === 'project' ? raw(`'integrationId', l.integration_id, 'folderId', l.folder_id`)
+      : raw(`'integrationId', l.integration_id, 'folderId', l.folder_id, 'entryId', l.entry_id, 'templateId', l.template_id`);
+    return sql`(select json_build_object(${fields}) from eln_a_link l where l.record_id = ${id})`;
   }
 
   /** Deleting a record forgets its link; the folder and the entry in ELN A stay. */

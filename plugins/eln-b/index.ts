@@ -27,14 +27,14 @@ export default definePlugin({
 
     const projects = ctx.use(projectExtensions);
     projects.addField({ name: 'elnB', plugin: PLUGIN, schema: ProjectElnB, save: (op, p, value) => service.linkProject(op, p.id, value as ProjectElnB) });
-    projects.addOutput({ name: 'elnB', plugin: PLUGIN, schema: ProjectElnBLink, load: (em, ids) => service.load(em, ids, 'project') });
+    projects.addOutput({ name: 'elnB', plugin: PLUGIN, schema: ProjectElnBLink, select: (id) => service.linkJson(id, 'project') });
     projects.beforeDelete(unlink);
 
     // Studies and assays take `useElnB` and show the entry it produced as `elnB`.
     function provisioned<R extends { id: string; name: string; projectId: string }>(kind: ElnBRecord['kind'], extensions: RecordExtensions<R>) {
       const save = (op: OperationContext, r: R, use: unknown) => service.provisionRecord(op, { kind, id: r.id, name: r.name, projectId: r.projectId }, use as boolean);
       extensions.addField({ name: 'useElnB', plugin: PLUGIN, schema: UseElnB, save });
-      extensions.addOutput({ name: 'elnB', plugin: PLUGIN, schema: RecordElnBLink, load: (em, ids) => service.load(em, ids, 'record') });
+      extensions.addOutput({ name: 'elnB', plugin: PLUGIN, schema: RecordElnBLink, select: (id) => service.linkJson(id, 'record') });
       extensions.beforeDelete(unlink);
     }
     provisioned('study', ctx.use(studyExtensions));

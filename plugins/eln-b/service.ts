@@ -13,6 +13,8 @@ import {
   type OperationContext,
   type ProvisioningStep,
   type StepContext,
+  type Sql,
+  raw,
 } from '../../core/public.ts';
 import { findIntegration } from '../integrations/extensions.ts';
 import { HttpElnBConnector, type ElnBConnector } from './connector.ts';
@@ -125,15 +127,11 @@ export class ElnBService {
     );
   }
 
-  /** The `elnB` response field for a page of records, one query. */
-  async load(em: EntityManager, ids: string[], kind: 'project' | 'record'): Promise<Map<string, unknown>> {
-    const rows = await query<LinkRow>(em, sql`select ${linkColumns} from eln_b_link where record_id in (${ids})`);
-    return new Map(
-      rows.map(({ recordId, integrationId, containerId, entryId }) => [
-        recordId,
-        kind === 'project' ? { integrationId, projectId: containerId } : { integrationId, projectId: containerId, entryId },
-      ]),
-    );
+  /** The `elnB` response field of the record whose id is `id`, as JSON selected with the record. */
+  linkJson(id: Sql, kind: 'project' | 'record'): Sql {
+    const fields = kind === 'project' ? raw(`'integrationId', l.integration_id, 'projectId', l.container_id`)
+      : raw(`'integrationId', l.integration_id, 'projectId', l.container_id, 'entryId', l.entry_id`);
+    return sql`(select json_build_object(${fields}) from eln_b_link l where l.record_id = ${id})`;
   }
 
   /** Deleting a record forgets its link; the container and the entries in ELN B stay. */

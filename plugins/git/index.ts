@@ -30,7 +30,7 @@ export default definePlugin({
       onUpdate: true,
       save: (op, project, value) => service.saveDefault(op, project, value as DefaultGitGroupValue | null),
     });
-    projects.addOutput({ name: 'defaultGitGroup', plugin: 'git', schema: DefaultGitGroupOutput, load: (em, ids) => service.loadDefaults(em, ids) });
+    projects.addOutput({ name: 'defaultGitGroup', plugin: 'git', schema: DefaultGitGroupOutput, select: (id) => service.defaultJson(id), keepNull: true });
     projects.beforeDelete((op, records) => service.deleteDefaults(op, records.map((r) => r.id)));
     return service;
   },

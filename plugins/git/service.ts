@@ -5,7 +5,6 @@ import {
   isoDate,
   NotFoundError,
   parentType,
-  query,
   queryOne,
   raw,
   sql,
@@ -15,6 +14,7 @@ import {
   type OperationContext,
   type ParentAccess,
   type ParentKind,
+  type Sql,
 } from '../../core/public.ts';
 import type { ProjectRecord } from '../projects/extensions.ts';
 import { connect, type GitIntegration } from './connect.ts';
@@ -135,16 +135,9 @@ export class GitService {
     );
   }
 
-  /** The stored defaults of a page of projects (null for those without one). */
-  async loadDefaults(em: EntityManager, projectIds: string[]): Promise<Map<string, DefaultGitGroupValue | null>> {
-    const rows = await query<{ projectId: string } & DefaultGitGroupValue>(
-      em,
-      sql`select project_id as "projectId", integration_id as "integrationId", group_id as "groupId"
-            from git_project_default where project_id in (${projectIds})`,
-    );
-    const values = new Map<string, DefaultGitGroupValue | null>(projectIds.map((id) => [id, null]));
-    for (const r of rows) values.set(r.projectId, { integrationId: r.integrationId, groupId: r.groupId });
-    return values;
+  /** The `defaultGitGroup` response field of the project whose id is `id` (JSON or null), selected with it. */
+  defaultJson(id: Sql): Sql {
+    return sql`(select json_build_object('integrationId', d.integration_id, 'groupId', d.group_id) from git_project_default d where d.project_id = ${id})`;
   }
 
   async deleteDefaults(ctx: OperationContext, projectIds: string[]): Promise<void> {

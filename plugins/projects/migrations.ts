@@ -45,6 +45,9 @@ export const migrations: MigrationDefinition[] = [
        end $$`,
       `create trigger project_count after insert or delete or update of visibility on project
          for each row execute function labdata_count_project()`,
+      // The other sortable fields of the list (name, code): a page walks an index, never a sort of the tenant.
+      `create index project_org_name_idx on project (organization_id, name, id)`,
+      `create index project_org_code_idx on project (organization_id, code, id)`,
     ],
   },
 ];

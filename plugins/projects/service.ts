@@ -14,6 +14,8 @@ import {
   type LifecycleStatus,
   transition,
   mergeUpdate,
+  type Sql,
+  raw,
 } from '../../core/public.ts';
 import { Project } from './entities.ts';
 import { projectContributableBy, projectVisibleTo, visibleProjectTotal, type ProjectRecord } from './extensions.ts';
@@ -52,16 +54,22 @@ export class ProjectService {
     this.extensions = extensions;
   }
 
+  #selected?: Sql;
+  /** The record's columns plus the fields other plugins contribute (one query per read). */
+  get #columns(): Sql {
+    return (this.#selected ??= sql`${columns}${this.extensions.outputColumns(raw('p.id'))}`);
+  }
+
   async list(ctx: OperationContext, page: PageRequest) {
     const from = sql`from project p where ${projectVisibleTo(ctx.services, ctx.actor, 'p')}`;
     const total = visibleProjectTotal(ctx.services, ctx.actor);
-    const { rows, total: n } = await fetchPage<ProjectShape>(ctx.em, { columns, from, total }, page);
-    return { items: await this.extensions.decorate(ctx.em, rows.map(toDto)), total: n };
+    const { rows, total: n } = await fetchPage<ProjectShape>(ctx.em, { columns: this.#columns, from, total }, page);
+    return { items: await this.extensions.decorate(ctx.em, rows.map(toDto), rows), total: n };
   }
 
   async get(ctx: OperationContext, id: string): Promise<ProjectDto> {
     const row = await this.#find(ctx, id);
-    const [dto] = await this.extensions.decorate(ctx.em, [toDto(row)]);
+    const [dto] = await this.extensions.decorate(ctx.em, [toDto(row)], [row]);
     return dto;
   }
 
@@ -69,7 +77,7 @@ export class ProjectService {
   async #find(ctx: OperationContext, id: string) {
     const row = await queryOne<ProjectShape & { canContribute: boolean }>(
       ctx.em,
-      sql`select ${columns}, ${projectContributableBy(ctx.services, ctx.actor, 'p')} as "canContribute"
+      sql`select ${this.#columns}, ${projectContributableBy(ctx.services, ctx.actor, 'p')} as "canContribute"
             from project p where p.id = ${id} and ${projectVisibleTo(ctx.services, ctx.actor, 'p')}`,
     );
     if (!row) throw new NotFoundError('Project', id);

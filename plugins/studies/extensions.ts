@@ -45,7 +45,8 @@ export function studyAccess(services: KernelServices, actor: Actor, alias: strin
   const p = `${alias}_p`;
   return {
     join: raw(`join project ${p} on ${p}.id = ${alias}.project_id`),
-    visible: projectVisibleTo(services, actor, p),
+    // The study's own tenant column too: lists then walk the study index in page order.
+    visible: sql`${raw(alias)}.organization_id = ${actor.organizationId} and ${projectVisibleTo(services, actor, p)}`,
     contributable: projectContributableBy(services, actor, p),
   };
 }

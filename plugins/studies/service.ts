@@ -61,14 +61,20 @@ export class StudyService {
   }
 
   /** Studies the actor may view, optionally of one project (404 when that project is not viewable). */
+  #selected?: Sql;
+  /** The record's columns plus the fields other plugins contribute (one query per read). */
+  get #columns(): Sql {
+    return (this.#selected ??= sql`${columns}${this.extensions.outputColumns(raw('s.id'))}`);
+  }
+
   async list(ctx: OperationContext, page: PageRequest, projectId?: string) {
     if (projectId) await projectAccess(ctx, projectId);
     const access = studyAccess(ctx.services, ctx.actor, 's');
     const byProject = projectId ? sql` and s.project_id = ${projectId}` : raw('');
     const from = sql`from study s ${access.join} where ${access.visible}${byProject}`;
     const count = projectId ? recordTotal(sql`${projectId}`, 'study') : visibleChildTotal(ctx.services, ctx.actor, 'study');
-    const { rows, total } = await fetchPage<StudyShape>(ctx.em, { columns, from, total: count }, page);
-    return { items: await this.extensions.decorate(ctx.em, rows.map(toDto)), total };
+    const { rows, total } = await fetchPage<StudyShape>(ctx.em, { columns: this.#columns, from, total: count }, page);
+    return { items: await this.extensions.decorate(ctx.em, rows.map(toDto), rows), total };
   }
 
   /** For `studyReader`: the viewable studies matching `where` (on alias `s`), decorated, unpaged. */
@@ -76,20 +82,22 @@ export class StudyService {
     const access = studyAccess(ctx.services, ctx.actor, 's');
     const rows = await query<StudyShape>(
       ctx.em,
-      sql`select ${columns} from study s ${access.join} where ${access.visible} and ${where} order by s.created_at desc, s.id`,
+      sql`select ${this.#columns} from study s ${access.join} where ${access.visible} and ${where} order by s.created_at desc, s.id`,
     );
-    return this.extensions.decorate(ctx.em, rows.map(toDto));
+    return this.extensions.decorate(ctx.em, rows.map(toDto), rows);
   }
 
   async get(ctx: OperationContext, id: string): Promise<StudyDto> {
-    return this.#respond(ctx, await this.#find(ctx, id));
+    const row = await this.#find(ctx, id);
+    const [dto] = await this.extensions.decorate(ctx.em, [toDto(row)], [row]);
+    return dto;
   }
 
   async #find(ctx: OperationContext, id: string) {
     const access = studyAccess(ctx.services, ctx.actor, 's');
     const row = await queryOne<StudyShape & { canContribute: boolean }>(
       ctx.em,
-      sql`select ${columns}, ${access.contributable} as "canContribute" from study s ${access.join} where s.id = ${id} and ${access.visible}`,
+      sql`select ${this.#columns}, ${access.contributable} as "canContribute" from study s ${access.join} where s.id = ${id} and ${access.visible}`,
     );
     if (!row) throw new NotFoundError('Study', id);
     return row;

@@ -1,0 +1,72 @@
+// Authentication without a database round trip (issue "Scale", point 3): keys are cached per
+// instance, and a revoked key, an expired key, a deactivated membership and a removed admin
+// role are still refused on the very next request — on every instance sharing the database,
+// and also while the cache's listener connection is down (the cache is then bypassed).
+import t from 'tap';
+import { startTestServer } from '../support/server.ts';
+
+const a = await startTestServer(t, { plugins: ['users', 'projects'] });
+// A second instance on the same database, as behind a load balancer.
+const b = await startTestServer(t, { plugins: ['users', 'projects'], databaseUrl: a.databaseUrl });
+const org = await a.organization('Cached');
+
+/** Warms both instances' caches with the key, then checks both answer `status`. */
+async function bothAnswer(key: string, status: number, path = '/api/v1/users') {
+  return [(await a.get(path, { key })).status, (await b.get(path, { key })).status].every((s) => s === status);
+}
+
+t.test('a key is served from the cache and counted as used once', async (t) => {
+  const m = await a.member(org);
+  t.ok(await bothAnswer(m.key, 200));
+  const statements: string[] = [];
+  const { statementObserver } = await import('../../core/db/sql.ts');
+  statementObserver.observe = (q) => statements.push(q.text);
+  t.equal((await a.get('/api/v1/users/' + m.userId, { key: m.key })).status, 200);
+  statementObserver.observe = undefined;
+  t.notOk(statements.some((s) => /from api_key/.test(s)), 'a cached key costs no key lookup');
+});
+
+t.test('revocation in the database is refused by every instance on the next request', async (t) => {
+  const m = await a.member(org);
+  t.ok(await bothAnswer(m.key, 200), 'both instances cached the key');
+  await a.sql('update api_key set revoked_at = now() where id = ?', [m.keyId]);
+  t.equal((await b.get('/api/v1/users', { key: m.key })).status, 401, 'instance b refuses at once');
+  t.equal((await a.get('/api/v1/users', { key: m.key })).status, 401, 'instance a refuses at once');
+});
+
+t.test('an expired key and a deactivated membership are refused on the next request', async (t) => {
+  const m = await a.member(org);
+  t.ok(await bothAnswer(m.key, 200));
+  await a.sql(`update api_key set expires_at = now() - interval '1 second' where id = ?`, [m.keyId]);
+  t.ok(await bothAnswer(m.key, 401), 'expired');
+  const n = await a.member(org);
+  t.ok(await bothAnswer(n.key, 200));
+  await a.sql(`update organization_user set status = 'INACTIVE' where id = ?`, [n.organizationUserId]);
+  t.ok(await bothAnswer(n.key, 401), 'deactivated');
+});
+
+t.test('a removed admin role applies on the next request on every instance', async (t) => {
+  const boss = await a.admin(org);
+  const alice = await a.member(org);
+  const res = await a.post('/api/v1/projects', { code: 'X', name: 'Hidden', description: 'd', visibility: 'PRIVATE' }, { key: alice.key });
+  const path = `/api/v1/projects/${res.body.id}`;
+  t.ok(await bothAnswer(boss.key, 200, path), 'the admin sees the PRIVATE project');
+  await a.setRoles(boss.organizationUserId, ['ORGANIZATION_USER']);
+  t.ok(await bothAnswer(boss.key, 404, path), 'no longer');
+});
+
+t.test('with the listener connection gone, the database decides (and the cache comes back)', async (t) => {
+  const m = await a.member(org);
+  t.ok(await bothAnswer(m.key, 200));
+  // Kill every LISTEN connection: the instances' caches must stop serving at once.
+  await a.sql(`select pg_terminate_backend(pid) from pg_stat_activity where query ilike 'listen %' or query = 'select 1' and pid <> pg_backend_pid() and datname = current_database()`);
+  await a.sql('update api_key set revoked_at = now() where id = ?', [m.keyId]);
+  t.ok(await bothAnswer(m.key, 401), 'revocation applies while the listener is down');
+  const n = await a.member(org);
+  t.ok(await bothAnswer(n.key, 200), 'valid keys still work');
+  // The listener reconnects within a few seconds; revocation still applies at once afterwards.
+  await new Promise((r) => setTimeout(r, 2500));
+  t.ok(await bothAnswer(n.key, 200));
+  await a.sql('update api_key set revoked_at = now() where id = ?', [n.keyId]);
+  t.ok(await bothAnswer(n.key, 401), 'after reconnecting');
+});

@@ -1,0 +1,140 @@
+// Plan guards (issue "Scale", point 5): on a seeded database of a few thousand rows, with
+// sequential scans allowed, the hot reads — project get and list, study and assay lists under
+// a project, the activity feeds, and the MCP get/list tools — plan no sequential scan of the
+// big tables and no sub-plan that reads a whole table. Plans, not timings: no flakiness.
+import t from 'tap';
+import { startTestServer } from '../support/server.ts';
+import { connectMcp } from '../support/mcp.ts';
+import { numberedText, statementObserver, type Sql } from '../../core/db/sql.ts';
+
+const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies', 'assay-types', 'assays', 'activity', 'teams', 'project-access'] });
+const org = await server.organization('Big');
+const others = [await server.organization('B2'), await server.organization('B3')];
+const admin = await server.admin(org);
+const member = await server.member(org);
+const team = await server.team(org, [member.organizationUserId]);
+
+// A few thousand rows, spread like a real tenant: most projects in other organizations and
+// other users' grants, the caller a member of every 10th project (directly or via the team).
+await Promise.all([...Array(20)].map(() => server.member(org)));
+const otherUsers = await Promise.all(others.map((o) => server.member(o)));
+await server.sql(`
+  insert into project (id, organization_id, code, name, description, visibility, status, created_by_id, created_at)
+  select gen_random_uuid(), o.id, 'P' || g, 'Project ' || g, 'seeded', (array['PUBLIC','PROTECTED','PRIVATE'])[1 + g % 3], 'ACTIVE', o.creator,
+         now() - g * interval '1 minute'
+    from generate_series(1, 4000) g
+    cross join lateral (select case when g % 2 = 0 then ?::uuid when g % 4 = 1 then ?::uuid else ?::uuid end as id,
+                               case when g % 2 = 0 then ?::uuid when g % 4 = 1 then ?::uuid else ?::uuid end as creator) o`,
+  [org, others[0], others[1], admin.organizationUserId, otherUsers[0].organizationUserId, otherUsers[1].organizationUserId]);
+await server.sql(`
+  insert into project_member (id, organization_id, project_id, organization_user_id)
+  select gen_random_uuid(), p.organization_id, p.id, p.created_by_id from project p where p.description = 'seeded'
+  on conflict do nothing`);
+await server.sql(`
+  insert into project_member (id, organization_id, project_id, organization_user_id)
+  select gen_random_uuid(), p.organization_id, p.id, u.id
+    from project p join organization_user u on u.organization_id = p.organization_id and u.id <> p.created_by_id and u.id <> ?
+   where p.description = 'seeded' and (hashtext(p.id::text || u.id::text) % 3) = 0
+  on conflict do nothing`, [member.organizationUserId]);
+await server.sql(`
+  insert into project_member (id, organization_id, project_id, organization_user_id, team_id)
+  select gen_random_uuid(), ?, p.id, case when n % 2 = 0 then ?::uuid end, case when n % 2 = 1 then ?::uuid end
+    from (select id, row_number() over (order by id) n from project where organization_id = ? and description = 'seeded') p
+   where n % 10 = 0`, [org, member.organizationUserId, team, org]);
+await server.sql(`
+  insert into study (id, organization_id, project_id, name, status, created_by_id)
+  select gen_random_uuid(), p.organization_id, p.id, 'Study', 'ACTIVE', p.created_by_id
+    from project p cross join generate_series(1, 2) where p.description = 'seeded'`);
+const [{ id: typeId }] = await server.sql<{ id: string }>(
+  `insert into assay_type (id, organization_id, name, status, created_by_id) values (gen_random_uuid(), ?, 'T', 'ACTIVE', ?) returning id`,
+  [org, admin.organizationUserId]);
+await server.sql(`
+  insert into assay (id, organization_id, study_id, assay_type_id, name, status, created_by_id)
+  select gen_random_uuid(), s.organization_id, s.id, ?, 'Assay', 'ACTIVE', s.created_by_id from study s`, [typeId]);
+await server.sql(`
+  insert into activity (id, organization_id, event_type, category, data, date, project_id, study_id, organization_user_id)
+  select gen_random_uuid(), s.organization_id, 'study.created', (array['RESEARCH','GOVERNANCE'])[1 + g % 2], '{}',
+         now() - g * interval '1 second', s.project_id, s.id, s.created_by_id
+    from study s cross join generate_series(1, 3) g`);
+await server.sql('analyze');
+
+const [target] = await server.sql<{ id: string; study: string }>(
+  `select p.id, s.id as study from project p join study s on s.project_id = p.id
+    where p.organization_id = ? and p.visibility = 'PRIVATE' and p.id in (select project_id from project_member where organization_user_id = ?)
+    limit 1`, [org, member.organizationUserId]);
+
+/** Plan nodes that read a big table whole: a sequential scan, or an index scan with no condition. */
+const BIG = new Set(['project_member', 'activity', 'project', 'study', 'assay']);
+function wholeTableReads(plan: any, path: string[] = []): string[] {
+  const found: string[] = [];
+  const here = [...path, `${plan['Node Type']}${plan['Relation Name'] ? ' on ' + plan['Relation Name'] : ''}`];
+  const rel = plan['Relation Name'];
+  if (rel && BIG.has(rel)) {
+    const unconditioned = ['Index Scan', 'Index Only Scan'].includes(plan['Node Type']) && !plan['Index Cond'];
+    if (plan['Node Type'] === 'Seq Scan' || unconditioned) found.push(here.join(' > '));
+  }
+  for (const child of plan.Plans ?? []) found.push(...wholeTableReads(child, here));
+  return found;
+}
+
+async function explain(q: Sql): Promise<any> {
+  const pool = await (server.orm.em.getConnection() as any).getNativeClient();
+  const res = await pool.query({ text: `explain (format json) ${numberedText(q.text)}`, values: [...q.params] });
+  return res.rows[0]['QUERY PLAN'][0].Plan;
+}
+
+/** Runs `action` and returns every read statement it sent. */
+async function statementsOf(action: () => Promise<unknown>): Promise<Sql[]> {
+  const seen: Sql[] = [];
+  statementObserver.observe = (q) => seen.push(q);
+  try {
+    await action();
+  } finally {
+    statementObserver.observe = undefined;
+  }
+  return seen.filter((q) => /^\s*(select|with)\b/i.test(q.text));
+}
+
+async function guard(t: any, label: string, action: () => Promise<unknown>) {
+  const statements = await statementsOf(action);
+  t.ok(statements.length > 0, `${label}: ran at least one query`);
+  for (const q of statements) {
+    const plan = await explain(q);
+    const bad = wholeTableReads(plan);
+    t.same(bad, [], `${label}: no whole-table read in ${q.text.replace(/\s+/g, ' ').slice(0, 80)}…`, bad.length ? { sql: q.text, plan } : {});
+  }
+}
+
+const ok = async (p: Promise<{ status: number; text: string }>) => {
+  const r = await p;
+  if (r.status !== 200) throw new Error(`${r.status} ${r.text}`);
+};
+
+for (const [who, label] of [[member, 'member'], [admin, 'admin']] as const) {
+  t.test(`REST hot reads plan on indexes (${label})`, async (t) => {
+    await guard(t, 'project get', () => ok(server.get(`/api/v1/projects/${target.id}`, { key: who.key })));
+    await guard(t, 'project list', () => ok(server.get('/api/v1/projects?size=20', { key: who.key })));
+    await guard(t, 'project list sorted by name', () => ok(server.get('/api/v1/projects?size=20&sort=name,asc', { key: who.key })));
+    await guard(t, 'studies of a project', () => ok(server.get(`/api/v1/projects/${target.id}/studies`, { key: who.key })));
+    await guard(t, 'assays of a study', () => ok(server.get(`/api/v1/studies/${target.study}/assays`, { key: who.key })));
+    await guard(t, 'study list', () => ok(server.get('/api/v1/studies?size=20', { key: who.key })));
+    await guard(t, 'organization feed', () => ok(server.get('/api/v1/activity?size=20', { key: who.key })));
+    await guard(t, 'organization feed by category', () => ok(server.get('/api/v1/activity?size=20&category=GOVERNANCE', { key: who.key })));
+    await guard(t, 'project feed', () => ok(server.get(`/api/v1/projects/${target.id}/activity?size=20`, { key: who.key })));
+    await guard(t, 'study feed', () => ok(server.get(`/api/v1/studies/${target.study}/activity?size=20`, { key: who.key })));
+    await guard(t, 'user feed', () => ok(server.get(`/api/v1/organization-users/${member.organizationUserId}/activity?size=20`, { key: who.key })));
+  });
+}
+
+t.test('MCP get/list tools plan on indexes', async (t) => {
+  const client = await connectMcp(server.url, { key: member.key, teardown: (fn) => t.teardown(fn) });
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const res: any = await client.callTool({ name, arguments: args });
+    if (res.isError) throw new Error(`${name}: ${JSON.stringify(res.content)}`);
+  };
+  await guard(t, 'get_project', () => call('get_project', { id: target.id }));
+  await guard(t, 'list_projects', () => call('list_projects', { size: 20 }));
+  await guard(t, 'list_studies_by_project', () => call('list_studies_by_project', { projectId: target.id }));
+  await guard(t, 'list_activities', () => call('list_activities', { size: 20 }));
+  await guard(t, 'list_activities_by_project', () => call('list_activities_by_project', { id: target.id }));
+});
