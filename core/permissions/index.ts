@@ -25,34 +25,30 @@ export interface AccessColumns {
  */
 export class PermissionService {
   /**
-   * SQL subquery: ids of the projects the actor is granted, directly or through an active team.
-   * Both branches start from the actor (indexes on `organization_user_id`), so it costs
-   * O(the actor's grants) whatever the size of `project_member`.
+   * SQL subquery: ids of the PRIVATE projects the actor is granted. Grants carry their
+   * project's visibility (kept by the projects plugin), so this reads one index range per
+   * grant source: O(the actor's PRIVATE grants).
    */
-  grantedProjects(actor: Actor): Sql {
-    const u = actor.organizationUserId;
-    return sql`select gm.project_id from project_member gm where gm.organization_user_id = ${u}
-      union select gt.project_id from team_member tm join team t on t.id = tm.team_id and t.active
-        join project_member gt on gt.team_id = tm.team_id where tm.organization_user_id = ${u}`;
-  }
-
-  /** SQL subquery: ids of the PRIVATE projects of the actor's organization they are granted. */
   privateProjects(actor: Actor): Sql {
-    return sql`select gp.id from project gp where gp.id in (${this.grantedProjects(actor)})
-      and gp.visibility = 'PRIVATE' and gp.organization_id = ${actor.organizationId}`;
+    const u = actor.organizationUserId;
+    return sql`select gm.project_id from project_member gm where gm.organization_user_id = ${u} and gm.project_visibility = 'PRIVATE'
+      union select gt.project_id from team_member tm join team t on t.id = tm.team_id and t.active
+        join project_member gt on gt.team_id = tm.team_id and gt.project_visibility = 'PRIVATE' where tm.organization_user_id = ${u}`;
   }
 
   /**
-   * True when the actor is a member of the project, directly or through an active team. Two
-   * probes keyed on (project, user) and (team, project): per row an index lookup, or, when the
-   * planner hashes them for a long list, one read of the actor's own grants — never of the table.
+   * True when the actor is a member of the project, directly or through an active team: two
+   * index probes keyed on (project, user) and (user → team, project), whatever the size of
+   * `project_member`.
    */
   isMember(actor: Actor, projectId: Sql): Sql {
     const u = actor.organizationUserId;
-    return sql`(exists (select 1 from project_member pm where pm.project_id = ${projectId} and pm.organization_user_id = ${u})
+    // `offset 0` keeps each probe per row: PostgreSQL would otherwise hash the whole grant set
+    // for a long list, while a page only ever checks the rows it returns (and a few more).
+    return sql`(exists (select 1 from project_member pm where pm.project_id = ${projectId} and pm.organization_user_id = ${u} offset 0)
       or exists (select 1 from team_member tm join team t on t.id = tm.team_id and t.active
                    join project_member tpm on tpm.team_id = tm.team_id
-                  where tm.organization_user_id = ${u} and tpm.project_id = ${projectId}))`;
+                  where tm.organization_user_id = ${u} and tpm.project_id = ${projectId} offset 0))`;
   }
 
   canView(actor: Actor, cols: AccessColumns): Sql {

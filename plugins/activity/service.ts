@@ -71,14 +71,15 @@ export function parseCategories(values: string[] | undefined): ActivityCategory[
  * organization; others the records of projects they may view, and the organization-level
  * records (no project: teams, collections, keywords, ...) they performed themselves, since such
  * a record may name something private (a PRIVATE collection). Records of deleted projects are
- * visible to admins only.
+ * visible to admins only. The project probe stays per row (`offset 0`): hashed, it would read
+ * every visible project of the organization.
  */
 function visible(ctx: OperationContext): Sql {
   const scope = sql`a.organization_id = ${ctx.actor.organizationId}`;
   if (ctx.actor.isAdmin) return scope;
   return sql`${scope} and (
     (a.project_id is null and a.organization_user_id = ${ctx.actor.organizationUserId})
-    or exists (select 1 from project p where p.id = a.project_id and ${projectVisibleTo(ctx.services, ctx.actor, 'p')}))`;
+    or exists (select 1 from project p where p.id = a.project_id and ${projectVisibleTo(ctx.services, ctx.actor, 'p')} offset 0))`;
 }
 
 export interface FeedFilter {

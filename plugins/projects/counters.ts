@@ -6,8 +6,10 @@ import type { CounterSource } from '../../core/public.ts';
  */
 export const projectCounters: CounterSource = {
   plugin: 'projects',
-  tables: ['project', 'activity'],
+  tables: ['project', 'project_member', 'activity'],
   statements: [
+    `update project_member pm set project_visibility = p.visibility from project p
+      where p.id = pm.project_id and pm.project_visibility is distinct from p.visibility`,
     `insert into visibility_count (organization_id, kind, class, n)
        select organization_id, 'project', visibility, count(*) from project group by 1, 3`,
     `insert into visibility_count (organization_id, kind, class, category, actor_id, n)

@@ -1,0 +1,50 @@
+/**
+ * The baseline of `npm run bench`: a bare fastify + pg server, no auth, no framework of ours —
+ * one indexed query per record read; a list is its page plus a naive `count(*)` for the
+ * organization, as a hand-written service would do it. Started by bench/run.ts as a child
+ * process (so its CPU and memory are measured alone); prints `listening <port>` when ready.
+ *
+ * Env: BENCH_DATABASE_URL, BENCH_TLS_CERT, BENCH_TLS_KEY (PEM files), BENCH_ORGANIZATION_ID.
+ */
+import fs from 'node:fs';
+import Fastify from 'fastify';
+import pg from 'pg';
+
+const pool = new pg.Pool({ connectionString: process.env.BENCH_DATABASE_URL, max: 10 });
+const org = process.env.BENCH_ORGANIZATION_ID!;
+const app = Fastify({
+  https: { cert: fs.readFileSync(process.env.BENCH_TLS_CERT!), key: fs.readFileSync(process.env.BENCH_TLS_KEY!) },
+});
+
+app.get<{ Params: { id: string } }>('/projects/:id', async (request, reply) => {
+  const { rows } = await pool.query('select * from project where id = $1', [request.params.id]);
+  if (!rows[0]) return reply.code(404).send({ message: 'not found' });
+  return rows[0];
+});
+
+async function page(select: string, count: string, params: unknown[]) {
+  const [rows, total] = await Promise.all([pool.query(select, params), pool.query(count, params)]);
+  return { content: rows.rows, totalElements: Number(total.rows[0].n) };
+}
+
+app.get('/projects', () =>
+  page('select * from project where organization_id = $1 order by created_at desc, id limit 20',
+    'select count(*) as n from project where organization_id = $1', [org]));
+
+app.get('/activity', () =>
+  page('select * from activity where organization_id = $1 order by date desc, id desc limit 20',
+    'select count(*) as n from activity where organization_id = $1', [org]));
+
+app.get<{ Params: { id: string } }>('/projects/:id/activity', (request) =>
+  page('select * from activity where project_id = $1 order by date desc, id desc limit 20',
+    'select count(*) as n from activity where project_id = $1', [request.params.id]));
+
+await app.listen({ host: '127.0.0.1', port: 0 });
+process.stdout.write(`listening ${(app.server.address() as { port: number }).port}\n`);
+const stop = async () => {
+  await app.close();
+  await pool.end();
+  process.exit(0);
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
