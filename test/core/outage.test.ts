@@ -40,7 +40,9 @@ await admin.connect();
 await admin.query('create database outage');
 await admin.end();
 
-const server = await startTestServer(t, { plugins: ['users', 'projects'], databaseUrl: `postgresql://labdata:${password}@127.0.0.1:${port}/outage` });
+// Every plugin and the job workers run, as in production: none of their connections may take
+// the process down when the database goes away.
+const server = await startTestServer(t, { jobs: true, databaseUrl: `postgresql://labdata:${password}@127.0.0.1:${port}/outage` });
 const org = await server.organization();
 const alice = await server.member(org);
 const k = { key: alice.key };
