@@ -27,7 +27,7 @@ import {
   type RowLock,
 } from '../../core/public.ts';
 import { findAssayType } from '../assay-types/extensions.ts';
-import { studyAccessById } from '../studies/extensions.ts';
+import { studyAccessById, studyLocks } from '../studies/extensions.ts';
 import { visibleChildTotal } from '../projects/extensions.ts';
 import { Assay } from './entities.ts';
 import { assayAccess, type AssayRecord } from './extensions.ts';
@@ -74,23 +74,6 @@ export const assaySort = {
   default: ['createdAt,desc'],
   tiebreaker: 'a.id',
 };
-
-/** The share locks that keep a study and its project in place: the parent chain of an assay. */
-function studyChain(projectId: string, studyId: string): RowLock[] {
-  return [
-    { table: 'project', id: projectId, mode: 'share' },
-    { table: 'study', id: studyId, mode: 'share' },
-  ];
-}
-
-/** The parent chain of the study `studyId` as it is now (none when it does not exist). */
-async function locateStudy(ctx: OperationContext, studyId: string): Promise<RowLock[]> {
-  const row = await queryOne<{ projectId: string }>(
-    ctx.em,
-    sql`select project_id as "projectId" from study where id = ${studyId} and organization_id = ${ctx.actor.organizationId}`,
-  );
-  return row ? studyChain(row.projectId, studyId) : [];
-}
 
 /** What hooks get: the entity's identity plus its study's project. */
 function toRecord(a: { id: string; organizationId: string; studyId: string; assayTypeId: string; name: string; status: string }, projectId: string): AssayRecord {
@@ -144,13 +127,9 @@ export class AssayService {
   async #forWrite(ctx: OperationContext, id: string, targetStudyId?: string) {
     const org = ctx.actor.organizationId;
     await lockLocated(ctx.em, org, async () => {
-      const row = await queryOne<{ studyId: string; projectId: string }>(
-        ctx.em,
-        sql`select a.study_id as "studyId", s.project_id as "projectId" from assay a join study s on s.id = a.study_id
-             where a.id = ${id} and a.organization_id = ${org}`,
-      );
-      const locks: RowLock[] = row ? [...studyChain(row.projectId, row.studyId), { table: 'assay', id, mode: 'update' }] : [];
-      if (targetStudyId) locks.push(...(await locateStudy(ctx, targetStudyId)));
+      const row = await queryOne<{ studyId: string }>(ctx.em, sql`select study_id as "studyId" from assay where id = ${id} and organization_id = ${org}`);
+      const locks: RowLock[] = row ? [...(await studyLocks(ctx, row.studyId, 'share')), { table: 'assay', id, mode: 'update' }] : [];
+      if (targetStudyId) locks.push(...(await studyLocks(ctx, targetStudyId, 'share')));
       return locks;
     });
     const row = await this.#find(ctx, id);
@@ -168,7 +147,7 @@ export class AssayService {
     const { assay, projectId } = await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       // The study (and its project) must not be deleted or moved between this check and the commit.
-      await lockLocated(em, ctx.actor.organizationId, () => locateStudy(tx, body.studyId));
+      await lockLocated(em, ctx.actor.organizationId, () => studyLocks(tx, body.studyId, 'share'));
       const study = await studyAccessById(tx, body.studyId);
       ctx.services.permissions.assertContributor(study);
       const type = await findAssayType(em, ctx.actor.organizationId, body.assayTypeId);

@@ -26,7 +26,7 @@ import {
 } from '../../core/public.ts';
 import { projectAccess, visibleChildTotal } from '../projects/extensions.ts';
 import { Study } from './entities.ts';
-import { studyAccess, type StudyRecord } from './extensions.ts';
+import { studyAccess, studyLocks, type StudyRecord } from './extensions.ts';
 import type { CreateBody, UpdateBody } from './schemas.ts';
 
 /** Columns aliased to the entity's property names, so rows and entities share one mapper. */
@@ -113,14 +113,10 @@ export class StudyService {
    * 403 if not a contributor on its project, judged on the current rows.
    */
   async #forWrite(ctx: OperationContext, id: string, targetProjectId?: string) {
-    const org = ctx.actor.organizationId;
-    await lockLocated(ctx.em, org, async () => {
-      const row = await queryOne<{ projectId: string }>(ctx.em, sql`select project_id as "projectId" from study where id = ${id} and organization_id = ${org}`);
-      return [
-        ...(row ? [{ table: 'project', id: row.projectId, mode: 'share' } as const, { table: 'study', id, mode: 'update' } as const] : []),
-        ...(targetProjectId ? [{ table: 'project', id: targetProjectId, mode: 'share' } as const] : []),
-      ];
-    });
+    await lockLocated(ctx.em, ctx.actor.organizationId, async () => [
+      ...(await studyLocks(ctx, id, 'update')),
+      ...(targetProjectId ? [{ table: 'project', id: targetProjectId, mode: 'share' } as const] : []),
+    ]);
     ctx.services.permissions.assertContributor(await this.#find(ctx, id));
     return ctx.em.findOneOrFail(Study, { id, organizationId: ctx.actor.organizationId });
   }
