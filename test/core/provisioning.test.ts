@@ -8,6 +8,7 @@ import { projectExtensions } from '../../plugins/projects/extensions.ts';
 import { studyExtensions } from '../../plugins/studies/extensions.ts';
 import { assayExtensions } from '../../plugins/assays/extensions.ts';
 import { startTestServer, type Member, type TestServer } from '../support/server.ts';
+import { loadConfig } from '../../core/config.ts';
 
 /**
  * How the executor behaves for a probe key: fail this many runs first, fail always, hang once,
@@ -369,6 +370,8 @@ t.test('a burst of 100 creates all become ACTIVE: workers wake on enqueue and ru
   // Polling once per job (the old worker) needs far longer than this bound.
   await server.waitFor(async () => (await active()) === 100, 30_000, 'the 100 projects to become ACTIVE');
   t.comment(`100 parallel creates were all ACTIVE ${Date.now() - started} ms after the first request`);
+  // pg-boss marks a job completed just after its handler's transaction made the project ACTIVE.
+  await server.drainJobs();
   const [jobs] = await server.sql<{ n: number }>(
     `select count(*)::int as n from pgboss.job where name = 'provisioning.probe.work' and state = 'completed' and data->>'stepId' in
        (select s.id::text from provisioning_step s join project p on p.id = s.record_id where p.code = 'BURST')`,
@@ -377,36 +380,57 @@ t.test('a burst of 100 creates all become ACTIVE: workers wake on enqueue and ru
 });
 
 t.test('jobs run concurrently, bounded by the process-wide limit and by a group (vendor) limit', async (t) => {
+  // Handlers hold until the gate opens, so the number running at once can be watched.
   let running = 0;
   let peak = 0;
+  let open!: () => void;
+  let gate = Promise.resolve();
+  const closeGate = () => (gate = new Promise<void>((resolve) => (open = resolve)));
   const groupPlugin = definePlugin({
     name: 'burst-probe',
     version: '1.0.0',
     dependsOn: ['users'],
     setup(ctx) {
       ctx.services.jobs.limit('vendor-x', 3);
-      for (const [name, group] of [['burst-probe.a', 'vendor-x'], ['burst-probe.b', 'vendor-x']] as const) {
-        ctx.services.jobs.define(
-          'burst-probe',
-          {
-            name,
-            group,
-            handler: async () => {
-              peak = Math.max(peak, ++running);
-              await new Promise((r) => setTimeout(r, 100));
-              running--;
-            },
+      for (const [name, group] of [['burst-probe.a', 'vendor-x'], ['burst-probe.b', 'vendor-x'], ['burst-probe.c', 'vendor-y']] as const) {
+        ctx.services.jobs.define('burst-probe', {
+          name,
+          group,
+          handler: async () => {
+            peak = Math.max(peak, ++running);
+            await gate;
+            running--;
           },
-        );
+        });
       }
     },
   });
-  const s = await startTestServer(t, { plugins: ['users'], extraPlugins: [groupPlugin], jobs: true });
-  await s.orm.em.fork().transactional(async (em) => {
-    for (let i = 0; i < 12; i++) await s.kernel.services.jobs.enqueue(em, i % 2 ? 'burst-probe.a' : 'burst-probe.b', { i });
-  });
+  const s = await startTestServer(t, { plugins: ['users'], extraPlugins: [groupPlugin], jobs: true, env: { LABDATA_JOB_CONCURRENCY: '4' } });
+  const enqueue = (names: string[]) =>
+    s.orm.em.fork().transactional(async (em) => {
+      for (let i = 0; i < 12; i++) await s.kernel.services.jobs.enqueue(em, names[i % names.length], { i });
+    });
+  const settle = () => new Promise((r) => setTimeout(r, 500));
+
+  closeGate();
+  await enqueue(['burst-probe.a', 'burst-probe.b']);
+  await s.waitFor(() => running === 3, 30_000, 'three vendor-x jobs to run at once');
+  await settle();
+  t.equal(peak, 3, 'the two queues of vendor-x together run 3 jobs at once, never more');
+  open();
   await s.drainJobs();
-  t.equal(peak, 3, 'the two queues of vendor-x together ran 3 jobs at once, never more');
+
+  peak = 0;
+  closeGate();
+  await enqueue(['burst-probe.a', 'burst-probe.b', 'burst-probe.c']);
+  await s.waitFor(() => running === 4, 30_000, 'four jobs to run at once');
+  await settle();
+  t.equal(peak, 4, 'LABDATA_JOB_CONCURRENCY=4 bounds the process over every queue');
+  open();
+  await s.drainJobs();
+
+  t.throws(() => loadConfig({ LABDATA_JOB_CONCURRENCY: '0' }), /LABDATA_JOB_CONCURRENCY must be a whole number/);
+  t.equal(loadConfig({}).jobConcurrency, 8, 'a sane default');
 });
 
 t.test('the retry operation is documented in OpenAPI as an extension of v1', async (t) => {
