@@ -75,18 +75,44 @@ interface StoredRow {
 /** Requests that own their key row: their response is stored (or the row released) on send. */
 const owners = new WeakMap<FastifyRequest, Claim>();
 
-/** Object keys sorted, so the same JSON in another key order is the same request. */
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]));
+/**
+ * JSON with object keys sorted, so the same JSON in another key order is the same request.
+ * Iterative: it runs before the body's depth is checked, so a deeply nested body must not
+ * exhaust the stack here.
+ */
+export function stableJson(value: unknown): string {
+  const out: string[] = [];
+  const work: ({ text: string } | { value: unknown })[] = [{ value }];
+  while (work.length) {
+    const item = work.pop()!;
+    if ('text' in item) {
+      out.push(item.text);
+      continue;
+    }
+    const v = item.value;
+    if (Array.isArray(v)) {
+      const parts: typeof work = [{ text: '[' }];
+      v.forEach((x, i) => parts.push(...(i ? [{ text: ',' }] : []), { value: x }));
+      parts.push({ text: ']' });
+      work.push(...parts.reverse());
+    } else if (v !== null && typeof v === 'object') {
+      const parts: typeof work = [{ text: '{' }];
+      Object.keys(v).sort().forEach((k, i) => {
+        if (i) parts.push({ text: ',' });
+        parts.push({ text: JSON.stringify(k) + ':' }, { value: (v as Record<string, unknown>)[k] });
+      });
+      parts.push({ text: '}' });
+      work.push(...parts.reverse());
+    } else {
+      out.push(JSON.stringify(v) ?? 'null');
+    }
   }
-  return value;
+  return out.join('');
 }
 
 function requestHash(def: WriteDefinition, request: FastifyRequest): string {
   const input = [def.operationId, request.params ?? {}, request.query ?? {}, request.body ?? null];
-  return crypto.createHash('sha256').update(JSON.stringify(canonical(input))).digest('hex');
+  return crypto.createHash('sha256').update(stableJson(input)).digest('hex');
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
