@@ -204,13 +204,13 @@ t.test('a StepFailedError fails the record at once, without retries', async (t) 
 
 t.test('the status operation refuses changes while INITIALIZING and out of INITIALIZATION_FAILED except DEACTIVATED', async (t) => {
   hung = undefined;
-  const pending = await createProject(server, alice, probe({ always: true }), { visibility: 'PUBLIC' });
-  // Still INITIALIZING right after the create (the first run has not failed through its retries yet).
+  // The step holds at the gate, so the project is surely still INITIALIZING when the status changes.
+  let open!: () => void;
+  const pending = await createProject(server, alice, probe({ always: true, gate: new Promise<void>((resolve) => (open = resolve)) }), { visibility: 'PUBLIC' });
   const res = await server.post(`/api/v1/projects/${pending.body.id}/status`, { status: 'ACTIVE' }, { key: alice.key });
-  if ((await status(server, 'project', pending.body.id)) === 'INITIALIZING') {
-    t.equal(res.status, 400);
-    t.match(res.body.details ?? res.body.message, /INITIALIZING.*ACTIVE/);
-  }
+  t.equal(res.status, 400);
+  t.match(res.body.details ?? res.body.message, /INITIALIZING.*ACTIVE/);
+  open();
   await waitStatus(server, 'project', pending.body.id, 'INITIALIZATION_FAILED');
   for (const target of ['ACTIVE', 'INITIALIZING', 'ON_HOLD', 'COMPLETE', 'CREATED']) {
     const r = await server.post(`/api/v1/projects/${pending.body.id}/status`, { status: target }, { key: alice.key });
