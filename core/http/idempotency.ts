@@ -50,6 +50,8 @@ const STALE_SECONDS = 120;
 /** How long a duplicate waits for the first request before giving up with a 409. */
 const WAIT_MS = 30_000;
 const POLL_MS = 50;
+/** Expired keys are swept at most this often per process (on a claim; indexed by created_at). */
+const SWEEP_MS = 10 * 60_000;
 
 /** Whether a write is a create: `POST` answering 201 (possibly besides 200). */
 export function isCreate(def: WriteDefinition): boolean {
@@ -120,6 +122,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Route hooks for the creates of one mount: `preValidation` claims or replays, `onSend` stores. */
 export function idempotency(orm: Orm) {
   const run = <T>(sql: string, params: unknown[]) => orm.em.fork().execute(sql, params) as Promise<T[]>;
+  let lastSweep = 0;
 
   function replay(reply: FastifyReply, row: StoredRow) {
     reply.code(row.status_code!).header('idempotent-replayed', 'true');
@@ -152,8 +155,10 @@ export function idempotency(orm: Orm) {
           );
           if (inserted.length) {
             owners.set(request, claim);
-            // Keys past their 24 hours go with the owner's next create (the primary key's prefix).
-            await run(`delete from idempotency_key where organization_id = ? and user_id = ? and created_at < now() - ${TTL}`, pk.slice(0, 2));
+            if (Date.now() - lastSweep > SWEEP_MS) {
+              lastSweep = Date.now();
+              await run(`delete from idempotency_key where created_at < now() - ${TTL}`, []);
+            }
             return;
           }
           const [row] = await run<StoredRow>(
