@@ -71,7 +71,7 @@ type Document = {
 
 const pascal = (words: string) => words.split(/[_\s-]+/).filter(Boolean).map((w) => w[0].toUpperCase() + w.slice(1)).join('');
 
-/** Component names by schema identity: a schema's `title`, else its first operation's name without the verb. */
+/** Component names by schema identity: a schema's `title`, else the name of an operation showing it, without the verb. */
 class SchemaNames {
   readonly #names = new Map<TSchema, string>();
   readonly #taken = new Set<string>(['ErrorEnvelope']);
@@ -104,10 +104,11 @@ function describe(kernel: Kernel, doc: Document): Document {
     schemas[component] ??= media.schema;
     media.schema = schemaRef(component);
   };
+  // `path` in Fastify syntax: a path id (`:id`) that names no visible record is a 404.
   const errors = (op: Operation, path: string, extra: readonly number[]) => {
     const statuses = new Set<number>([401, ...extra]);
     if (op.parameters?.length || op.requestBody) statuses.add(400);
-    if (path.includes('{')) statuses.add(404);
+    if (path.includes(':')) statuses.add(404);
     for (const status of [...statuses].sort()) {
       op.responses[String(status)] = responseRef(status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : 'Error');
     }
@@ -118,6 +119,9 @@ function describe(kernel: Kernel, doc: Document): Document {
     if (!op) throw new Error(`OpenAPI: ${method.toUpperCase()} ${path} is not in the document`);
     return op;
   };
+  // Names come from the look-ups first (`get_project` → Project), then writes, then lists.
+  for (const def of kernel.reads) if (!def.paged) names.of(def.response, def.name);
+  for (const def of kernel.writes) if (def.response) names.of(def.response, def.operationId);
   for (const def of kernel.reads as ReadDefinition[]) {
     const op = operation('get', def.path);
     op.summary = def.summary ?? summaryOf(def.name);
