@@ -78,6 +78,7 @@ t.test('the explorer renders every operation and "Try it out" answers 200', asyn
   t.match(await list.locator('.live-responses-table').innerText(), 'Seen in the explorer', 'with the page of projects');
   t.same(apiKeys, [member.key], 'the call carried the key given to Authorize');
 
+  await status.scrollIntoViewIfNeeded();
   const screenshot = path.join(t.testdir(), 'swagger-ui.png');
   await page.screenshot({ path: screenshot, fullPage: false });
   t.ok(statSync(screenshot).size > 10_000, `screenshot written to ${screenshot}`);

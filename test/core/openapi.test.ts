@@ -240,3 +240,16 @@ t.test('Redocly\'s recommended ruleset reports no error', async (t) => {
   // The README ("API documentation") states the warnings: the license has no URL.
   t.same(report.problems.filter((p) => p.severity === 'warn').map((p) => p.ruleId), ['info-license-strict'], 'one known warning');
 });
+
+t.test('the explorer page at /docs/swagger-ui (no trailing slash) names assets that load', async (t) => {
+  const page = await server.get('/docs/swagger-ui', k);
+  t.equal(page.status, 200);
+  const assets = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+  t.ok(assets.length >= 5, 'scripts, styles and icons');
+  for (const asset of assets) {
+    // Resolved as a browser resolves it against the page's own address.
+    const url = new URL(asset, server.url + '/docs/swagger-ui');
+    t.match(url.pathname, /^\/docs\/swagger-ui\/static\//, `${asset} is under the explorer`);
+    t.equal((await server.get(url.pathname, k)).status, 200, `${url.pathname} loads`);
+  }
+});
