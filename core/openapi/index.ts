@@ -1,7 +1,7 @@
 import type { SwaggerOptions } from '@fastify/swagger';
 import type { TSchema } from '@sinclair/typebox';
 import type { Kernel } from '../kernel/kernel.ts';
-import { summaryOf, type ReadDefinition, type WriteDefinition } from '../kernel/operations.ts';
+import { summaryOf } from '../kernel/operations.ts';
 
 /**
  * The OpenAPI document of the public v1 surface (spec, "Machine-readable description and
@@ -122,7 +122,7 @@ function describe(kernel: Kernel, doc: Document): Document {
   // Names come from the look-ups first (`get_project` → Project), then writes, then lists.
   for (const def of kernel.reads) if (!def.paged) names.of(def.response, def.name);
   for (const def of kernel.writes) if (def.response) names.of(def.response, def.operationId);
-  for (const def of kernel.reads as ReadDefinition[]) {
+  for (const def of kernel.reads) {
     const op = operation('get', def.path);
     op.summary = def.summary ?? summaryOf(def.name);
     const media = bodyOf(op, 200);
@@ -140,7 +140,7 @@ function describe(kernel: Kernel, doc: Document): Document {
     op.responses['200'] = { ...op.responses['200'], description: def.paged ? 'A page of records' : 'The record' };
     errors(op, def.path, []);
   }
-  for (const def of kernel.writes as WriteDefinition[]) {
+  for (const def of kernel.writes) {
     const op = operation(def.method.toLowerCase(), def.path);
     op.summary = def.summary ?? summaryOf(def.operationId);
     for (const status of [def.status, def.alternativeStatus]) {
