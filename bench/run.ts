@@ -172,7 +172,9 @@ async function main() {
     const member = { 'x-api-key': s.memberKey };
     const admin = { 'x-api-key': s.adminKey };
 
+    log(`service peak RSS after start: ${await peakRssMiB(service.child.pid!)} MB`);
     await checkTotals(orm, svc, tls.cert, s);
+    log(`service peak RSS after the totals check: ${await peakRssMiB(service.child.pid!)} MB`);
 
     const mcpBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_project', arguments: { id: s.projectId } } });
     const scenarios: Scenario[] = [
@@ -199,7 +201,7 @@ async function main() {
         await load(sc.service, service.child.pid!, r.service);
         if (r.bare) await load(sc.baseline as Target, bare.child.pid!, r.bare);
       }
-      log(`measured ${sc.name}`);
+      log(`measured ${sc.name}: ${Math.round(perSecond(r.service))} req/s, service peak RSS so far ${await peakRssMiB(service.child.pid!)} MB`);
     }
     const rss = await peakRssMiB(service.child.pid!);
     const bareRss = await peakRssMiB(bare.child.pid!);

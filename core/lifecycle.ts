@@ -104,6 +104,7 @@ export function statusWrite<R extends TSchema>(opts: LifecycleWriteOptions<R>, r
     params: IdParams,
     body: StatusBody,
     status: 200,
+    errors: [403],
     response: opts.response,
     run: (ctx, { params, body }) => run(ctx, params.id, body.status) as never,
   });
@@ -120,6 +121,7 @@ export function archiveWrite<R extends TSchema>(opts: LifecycleWriteOptions<R>, 
     params: IdParams,
     query: ArchiveQuery,
     status: 200,
+    errors: [403],
     response: opts.response,
     run: (ctx, { params, query }) => run(ctx, params.id, query.archived ?? true) as never,
   });

@@ -156,6 +156,7 @@ export class OrganizationRecords<E extends { id: string }, Dto> {
       tags: opts.tags,
       body: opts.body,
       status: 201,
+      errors: this.spec.duplicate ? [409] : [],
       response: opts.response,
       run: (c, { body }) => this.create(c, opts.values(body)) as never,
     });
@@ -172,6 +173,7 @@ export class OrganizationRecords<E extends { id: string }, Dto> {
       params: IdParams,
       body: opts.body,
       status: 200,
+      errors: this.spec.duplicate ? [409] : [],
       response: opts.response,
       run: (c, { params, body }) => this.update(c, params.id, body as Record<string, unknown>, opts.editable) as never,
     });

@@ -13,6 +13,7 @@ import { validatorCompiler } from './validation.ts';
 import { proxyTransportGuard, tlsServerFactory } from './transport.ts';
 import { buildTools } from '../mcp/tools.ts';
 import { registerMcp } from '../mcp/route.ts';
+import { openapiOptions } from '../openapi/index.ts';
 
 export interface AppOptions {
   kernel: Kernel;
@@ -84,26 +85,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(notFound);
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.0.3',
-      info: {
-        title: 'Lab Data Service public API',
-        version: '1.0.0-beta',
-        description: 'Projects, studies, assays and their records. Every request needs an API key.',
-      },
-      servers: [{ url: '/' }],
-      components: {
-        securitySchemes: {
-          ApiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' },
-          ApiKeyAuthorization: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'ApiKey <key>' },
-        },
-      },
-      security: [{ ApiKey: [] }, { ApiKeyAuthorization: [] }],
-    },
-    // Only the public v1 surface is documented (not the beta alias, /mcp, /docs or probes).
-    transform: ({ schema, url }) => ({ schema: { ...schema, hide: schema?.hide || !startsWithSegment(url, '/api/v1') }, url }),
-  });
+  await app.register(swagger, openapiOptions(kernel));
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
@@ -152,7 +134,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       // As under /api/v1: without a key, nothing under /docs (not even what does not exist) answers.
       docs.setNotFoundHandler(notFound);
       docs.get('/api-docs/public-v1', { schema: { hide: true } }, async () => app.swagger());
-      await docs.register(swaggerUi, { routePrefix: '/swagger-ui', uiConfig: { url: '/docs/api-docs/public-v1' } as never });
+      // The explorer lives at /docs/swagger-ui (spec), without a trailing slash: its page must
+      // name its assets with the /docs prefix, which the plugin cannot see from inside this scope.
+      await docs.register(swaggerUi, {
+        routePrefix: '/swagger-ui',
+        indexPrefix: '/docs',
+        uiConfig: { url: '/docs/api-docs/public-v1', persistAuthorization: false, displayRequestDuration: true } as never,
+      });
     },
     { prefix: '/docs' },
   );

@@ -7,6 +7,7 @@ import { MAX_PAGE_SIZE, pageEnvelope, pageQuerySchema, pageSchema, parsePageRequ
 import type { Actor } from '../auth/api-keys.ts';
 import { ValidationError, type FieldError } from '../errors.ts';
 import { idempotency, isCreate } from './idempotency.ts';
+import { SECURITY } from '../openapi/index.ts';
 
 /** The response schema of a read as both surfaces serialize it. */
 export function readResponseSchema(def: ReadDefinition): TSchema {
@@ -58,7 +59,6 @@ function queryFor(def: ReadDefinition): TObject | undefined {
 // Fastify warns about schema keys present but undefined; leave them out instead.
 const defined = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
-const security: Record<string, string[]>[] = [{ ApiKey: [] }, { ApiKeyAuthorization: [] }];
 
 /** Declares every operation on a mount (`/api/v1`, or the hidden `/api/beta` alias). */
 export function registerOperations(
@@ -76,7 +76,7 @@ export function registerOperations(
         description: def.description,
         tags: def.tags,
         hide: hidden,
-        security,
+        security: SECURITY,
         params: def.params,
         querystring: queryFor(def),
         response: { 200: readResponseSchema(def) },
@@ -103,7 +103,7 @@ export function registerOperations(
         description: def.description,
         tags: def.tags,
         hide: hidden,
-        security,
+        security: SECURITY,
         params: def.params,
         querystring: def.query,
         body: def.body,

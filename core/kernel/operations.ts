@@ -24,6 +24,8 @@ type Input<P, Q> = (P extends TObject ? Static<P> : {}) & (Q extends TObject ? S
 interface ReadBase<P extends TObject | undefined, Q extends TObject | undefined, R extends TSchema> {
   /** The MCP tool name and the OpenAPI operationId (snake_case). */
   name: string;
+  /** A short title for the API documentation; default: the name in words (`list_projects` → "List projects"). */
+  summary?: string;
   description: string;
   /** REST path under /api/v1, Fastify syntax (`/projects/:id`). */
   path: string;
@@ -73,6 +75,11 @@ type WriteInput<P, Q, B> = {
   body: B extends TSchema ? Static<B> : undefined;
 };
 
+export type WriteErrorStatus = 403 | 409;
+
+/** `list_projects` → "List projects": the default summary of an operation. */
+export const summaryOf = (name: string) => name.charAt(0).toUpperCase() + name.slice(1).replaceAll('_', ' ');
+
 /** A REST write (writes never become MCP tools: the agent endpoint is read-only). */
 export interface WriteDefinition<
   P extends TObject | undefined = any,
@@ -82,6 +89,8 @@ export interface WriteDefinition<
 > {
   method: 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   operationId: string;
+  /** A short title for the API documentation; default: the operationId in words. */
+  summary?: string;
   description: string;
   path: string;
   params?: P;
@@ -96,6 +105,12 @@ export interface WriteDefinition<
   alternativeStatus?: 200 | 201;
   response?: R;
   tags?: string[];
+  /**
+   * Client errors this write answers besides 400, 401 and the 404 of a path id, for the API
+   * documentation: 403 when only contributors, owners or admins may make it, 409 when it can hit a
+   * unique value (a `version` in the body documents the stale-version 409 by itself).
+   */
+  errors?: readonly WriteErrorStatus[];
   /** Runs on the raw body before schema validation (e.g. to name a field no enabled plugin fills). */
   preValidate?(body: unknown): void;
   run(ctx: OperationContext, input: WriteInput<P, Q, B>): Promise<R extends TSchema ? Static<R> | StatusResult<Static<R>> : void>;

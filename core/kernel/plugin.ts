@@ -66,6 +66,11 @@ export interface PluginDefinition<S = any> {
   migrations?: MigrationDefinition[];
   /** Event types this plugin records, with their category. */
   events?: Record<string, ActivityCategory>;
+  /**
+   * The OpenAPI tags its operations use, each with the description the API documentation shows
+   * (`{ Projects: 'Top-level research records' }`); an undeclared tag gets a generic one.
+   */
+  tags?: Record<string, string>;
   /** Bootstrap-file sections this plugin provisions, by section name. */
   bootstrap?: Record<string, BootstrapSection>;
   setup?(ctx: SetupContext): S;

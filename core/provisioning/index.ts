@@ -375,6 +375,7 @@ export function retryInitializationWrite<R extends TSchema>(opts: RetryWriteOpti
     tags: opts.tags,
     params: IdParams,
     status: 200,
+    errors: [403],
     response: opts.response,
     run: (ctx, { params }) => run(ctx, params.id) as never,
   });

@@ -13,6 +13,9 @@ export default definePlugin({
   name: 'activity',
   version: '1.0.0',
   description: 'Activity feed: organization, per project/study/assay, per organization user',
+  tags: {
+    Activity: 'The audit trail: one record per change, filtered by what the caller may see.',
+  },
   dependsOn: ['users', 'projects'],
   register(ctx) {
     ctx.read(

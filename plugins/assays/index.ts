@@ -15,6 +15,9 @@ export default definePlugin({
   name: 'assays',
   version: '1.0.0',
   description: 'Assays (list, get, create, update, status, archive, move, delete)',
+  tags: {
+    Assays: 'Assays inside a study, typed by an assay type whose fields their `values` follow.',
+  },
   dependsOn: ['studies', 'assay-types'],
   entities: [Assay],
   migrations,

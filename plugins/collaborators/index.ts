@@ -12,6 +12,9 @@ export default definePlugin({
   name: 'collaborators',
   version: '1.0.0',
   description: 'Collaborators, i.e. external organizations (list, get, create, update, delete)',
+  tags: {
+    Collaborators: 'External organizations the lab works with.',
+  },
   entities: [Collaborator],
   migrations,
   events,

@@ -15,6 +15,9 @@ export default definePlugin({
   name: 'external-links',
   version: '1.0.0',
   description: 'External links of projects, studies and assays (list, get, create, update, delete)',
+  tags: {
+    'External links': 'Links from projects, studies and assays to outside pages.',
+  },
   dependsOn: ['projects'],
   entities: [ExternalLink],
   migrations,
@@ -65,6 +68,7 @@ export default definePlugin({
           params: ListParams,
           body: createBodySchema,
           status: 201,
+          errors: [403],
           response,
           run: (c, { params, body }) => service.create(c, parent, params, body),
         }),
@@ -79,6 +83,7 @@ export default definePlugin({
           params: LinkParams,
           body: updateBodySchema,
           status: 200,
+          errors: [403],
           response,
           run: (c, { params, body }) => service.update(c, parent, params, String(params.linkId), body),
         }),
@@ -92,6 +97,7 @@ export default definePlugin({
           tags,
           params: LinkParams,
           status: 204,
+          errors: [403],
           run: (c, { params }) => service.delete(c, parent, params, String(params.linkId)),
         }),
       );

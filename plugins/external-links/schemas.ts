@@ -14,7 +14,7 @@ export function externalLinkSchema(parent: Record<string, TSchema>) {
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
     version: Type.Integer({ description: 'Optimistic-lock version; send it back on update to detect concurrent changes' }),
-  });
+  }, { title: 'ExternalLink' });
 }
 
 const Label = () => NotBlank({ maxLength: 255 });

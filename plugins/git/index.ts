@@ -17,6 +17,9 @@ export default definePlugin({
   name: 'git',
   version: '1.0.0',
   description: 'Git: default group of a project; a repository for a study or an assay',
+  tags: {
+    'Git (extension)': 'Git repositories created for studies and assays through a Git integration (extension of v1).',
+  },
   dependsOn: ['projects', 'integrations'],
   migrations,
   events,
@@ -68,6 +71,7 @@ export default definePlugin({
           params: RecordParams,
           body: CreateRepositoryBody,
           status: 201,
+          errors: [403, 409],
           alternativeStatus: 200,
           response,
           run: (c, { params, body }) => service.create(c, parent, params.id, body ?? {}),

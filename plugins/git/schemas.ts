@@ -54,4 +54,4 @@ export const repositorySchema = (parentTypes: string[]) =>
     externalId: Type.String({ description: "The provider's id of the repository" }),
     url: Type.String({ description: 'Clone URL' }),
     createdAt: Timestamp(),
-  });
+  }, { title: 'GitRepository' });

@@ -13,6 +13,10 @@ export default definePlugin({
   name: 'integrations',
   version: '1.0.0',
   description: 'Organization integrations (list, get) and personal integrations (/me/integrations: list, get, disconnect)',
+  tags: {
+    Integrations: 'Connections of the organization to outside systems (ELN, Git, storage); credentials are never returned.',
+    'Personal integrations': "The caller's own connections to outside systems (`/me/integrations`): list, get, disconnect.",
+  },
   dependsOn: ['users'],
   migrations,
   events,

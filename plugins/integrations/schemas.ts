@@ -32,7 +32,7 @@ export const PersonalIntegrationSchema = Type.Object({
   hasCredentials: Type.Boolean({ description: 'Whether credentials are stored (they are never returned)' }),
   createdAt: Timestamp(),
   updatedAt: Timestamp(),
-});
+}, { title: 'PersonalIntegration' });
 
 /** Keys that look like a secret: they belong in `credentials`, never in the shown settings. */
 export const SECRET_KEY_PATTERN = /(secret|token|password|passwd|api[-_]?key|private|credential)/i;

@@ -12,6 +12,9 @@ export default definePlugin({
   name: 'keywords',
   version: '1.0.0',
   description: 'Keywords (list, get, create)',
+  tags: {
+    Keywords: 'Organization-wide keywords, unique by value.',
+  },
   entities: [Keyword],
   migrations,
   events,

@@ -20,6 +20,9 @@ export default definePlugin({
   name: 'notes',
   version: '1.0.0',
   description: 'Notes (read-only): organization notes and notes of projects, studies and assays',
+  tags: {
+    Notes: 'Notes of the organization and of projects, studies and assays (read-only).',
+  },
   dependsOn: ['projects'],
   entities: [Note, NoteVersion],
   migrations,

@@ -19,5 +19,5 @@ export function noteSchema(parentTypes: string[]) {
     createdById: Nullable(Uuid({ description: 'Organization user who created the note; null for provisioned notes' })),
     createdAt: Timestamp(),
     updatedAt: Timestamp({ description: 'Time of the last edit' }),
-  });
+  }, { title: 'Note' });
 }

@@ -35,7 +35,7 @@ const Grant = Type.Object({
   organizationUserId: Nullable(Uuid({ description: 'Set for a grant to one organization user' })),
   teamId: Nullable(Uuid({ description: 'Set for a grant to a team' })),
   createdAt: Timestamp(),
-});
+}, { title: 'ProjectAccessGrant' });
 const GrantBody = Type.Object(
   {
     organizationUserId: Type.Optional(Uuid()),
@@ -113,6 +113,9 @@ export default definePlugin({
   name: 'project-access',
   version: '1.0.0',
   description: 'List, grant and revoke project access for organization users and teams (extension of v1)',
+  tags: {
+    'Project access': 'Grants of a project to organization users and teams (extension of v1).',
+  },
   dependsOn: ['projects', 'teams'],
   events: { 'project.access_granted': 'GOVERNANCE', 'project.access_revoked': 'GOVERNANCE' },
   register(ctx) {
@@ -140,6 +143,7 @@ export default definePlugin({
         params: ProjectParams,
         body: GrantBody,
         status: 201,
+        errors: [403, 409],
         response: Grant,
         run: (c, { params, body }) => grant(c, params.id, body),
       }),
@@ -153,6 +157,7 @@ export default definePlugin({
         tags,
         params: GrantParams,
         status: 204,
+        errors: [403],
         run: (c, { params }) => revoke(c, params.id, params.grantId),
       }),
     );

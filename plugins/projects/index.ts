@@ -14,6 +14,9 @@ export default definePlugin({
   name: 'projects',
   version: '1.0.0',
   description: 'Projects (list, get, create, update, status, archive, delete)',
+  tags: {
+    Projects: 'The top of the record tree: projects contain studies, which contain assays. Visibility PUBLIC, PROTECTED or PRIVATE.',
+  },
   dependsOn: ['users'],
   entities: [Project],
   migrations,

@@ -21,6 +21,9 @@ export default definePlugin({
   name: 'storage',
   version: '1.0.0',
   description: 'Storage drives (LOCAL, S3), project primary folders, folder attachments, shared folders',
+  tags: {
+    Storage: 'Storage drives, shared folders and the folders attached to projects, studies and assays.',
+  },
   dependsOn: ['projects'],
   entities: [StorageDrive, StorageFolder, SharedStorageFolder],
   migrations,
@@ -130,6 +133,7 @@ export default definePlugin({
           params: ListParams,
           body: AttachBody,
           status: 201,
+          errors: [403, 409],
           response,
           run: (c, { params, body }) => folders.attach(c, parent, params, body),
         }),
@@ -144,6 +148,7 @@ export default definePlugin({
           params: FolderParams,
           body: PatchBody,
           status: 200,
+          errors: [403],
           response,
           run: (c, { params, body }) => folders.setPrimary(c, parent, params, String(params.folderId), body.primary),
         }),
@@ -157,6 +162,7 @@ export default definePlugin({
           tags,
           params: FolderParams,
           status: 204,
+          errors: [403],
           run: (c, { params }) => folders.detach(c, parent, params, String(params.folderId)),
         }),
       );

@@ -45,7 +45,7 @@ export function storageFolderSchema(parent: Record<string, TSchema>) {
     createdById: Uuid({ description: 'Organization user who attached the folder' }),
     createdAt: Timestamp(),
     updatedAt: Timestamp(),
-  });
+  }, { title: 'StorageFolder' });
 }
 
 export const SharedStorageFolderSchema = Type.Object({

@@ -15,6 +15,9 @@ export default definePlugin({
   name: 'studies',
   version: '1.0.0',
   description: 'Studies (list, get, create, update, status, archive, move, delete)',
+  tags: {
+    Studies: "Studies inside a project; they follow the project's visibility.",
+  },
   dependsOn: ['projects'],
   entities: [Study],
   migrations,

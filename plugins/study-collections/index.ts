@@ -13,6 +13,9 @@ export default definePlugin({
   name: 'study-collections',
   version: '1.0.0',
   description: 'Study collections (list, get, create, update, delete, add and remove studies)',
+  tags: {
+    'Study collections': 'Named sets of studies across projects, with their own visibility and owner.',
+  },
   dependsOn: ['studies'],
   entities: [StudyCollection, StudyCollectionStudy],
   migrations,
@@ -70,6 +73,7 @@ export default definePlugin({
         params: IdParams,
         body: UpdateBody,
         status: 200,
+        errors: [403],
         response: Detail,
         run: (c, { params, body }) => service.update(c, params.id, body),
       }),
@@ -83,6 +87,7 @@ export default definePlugin({
         tags,
         params: IdParams,
         status: 204,
+        errors: [403],
         run: (c, { params }) => service.delete(c, params.id),
       }),
     );
@@ -95,6 +100,7 @@ export default definePlugin({
         tags,
         params: MembershipParams,
         status: 200,
+        errors: [403],
         response: Detail,
         run: (c, { params }) => service.addStudy(c, params.id, params.studyId),
       }),
@@ -108,6 +114,7 @@ export default definePlugin({
         tags,
         params: MembershipParams,
         status: 204,
+        errors: [403],
         run: (c, { params }) => service.removeStudy(c, params.id, params.studyId),
       }),
     );

@@ -15,14 +15,14 @@ export const StudyCollectionSchema = Type.Object({
   createdAt: Timestamp(),
   updatedAt: Timestamp(),
   version: Type.Integer({ description: 'Optimistic-lock version; send it back on update to detect concurrent changes' }),
-});
+}, { title: 'StudyCollectionSummary' });
 
 /** A fetched collection: the list item plus its studies (only those the caller may view). */
 export function collectionDetailSchema(study: TSchema) {
   return Type.Object({
     ...StudyCollectionSchema.properties,
     studies: Type.Array(study, { description: 'The studies of the collection the caller may view, as GET /studies/{id} returns them' }),
-  });
+  }, { title: 'StudyCollection' });
 }
 
 export const CreateBody = Type.Object({

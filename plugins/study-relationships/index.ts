@@ -13,6 +13,9 @@ export default definePlugin({
   name: 'study-relationships',
   version: '1.0.0',
   description: 'Study relationships (list, create with inverse, delete both sides)',
+  tags: {
+    'Study relationships': 'Typed links between two studies; each is created with its inverse.',
+  },
   dependsOn: ['studies'],
   entities: [StudyRelationship],
   migrations,
@@ -46,6 +49,7 @@ export default definePlugin({
         params: StudyParams,
         body: CreateBody,
         status: 201,
+        errors: [403, 409],
         response: StudyRelationshipSchema,
         run: (c, { params, body }) => service.create(c, params.studyId, body),
       }),
@@ -59,6 +63,7 @@ export default definePlugin({
         tags,
         params: RelationshipParams,
         status: 204,
+        errors: [403],
         run: (c, { params }) => service.delete(c, params.studyId, params.relationshipId),
       }),
     );

@@ -83,6 +83,10 @@ export default definePlugin({
   name: 'users',
   version: '1.0.0',
   description: 'Read-only users and organization users',
+  tags: {
+    Users: "People with an account in the caller's organization (read-only).",
+    'Organization users': "Memberships of users in the caller's organization: roles and status (read-only).",
+  },
   register(ctx) {
     for (const read of [listUsers, getUser, listOrganizationUsers, getOrganizationUser]) ctx.read(read);
   },

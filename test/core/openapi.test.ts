@@ -1,3 +1,7 @@
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import t from 'tap';
 import { startTestServer } from '../support/server.ts';
@@ -6,11 +10,25 @@ const server = await startTestServer(t);
 const member = await server.member(await server.organization());
 const k = { key: member.key };
 
-type Operation = { operationId?: string; security?: unknown[]; responses?: Record<string, unknown>; parameters?: { name: string; in: string }[] };
+type Operation = {
+  operationId?: string;
+  summary?: string;
+  tags?: string[];
+  security?: unknown[];
+  responses?: Record<string, any>;
+  parameters?: { name: string; in: string }[];
+  requestBody?: unknown;
+};
 type Document = {
   openapi: string;
+  info: { license?: { name: string } };
+  tags?: { name: string; description?: string }[];
   paths: Record<string, Record<string, Operation>>;
-  components: { securitySchemes: Record<string, { type: string; in?: string; name?: string }> };
+  components: {
+    securitySchemes: Record<string, { type: string; in?: string; name?: string }>;
+    schemas?: Record<string, any>;
+    responses?: Record<string, any>;
+  };
   security?: Record<string, string[]>[];
 };
 
@@ -21,6 +39,13 @@ const operations = (doc: Document) =>
       .filter(([method]) => HTTP_METHODS.includes(method))
       .map(([method, op]) => ({ path, method, op })),
   );
+
+/** The target of a local `$ref` (`#/components/schemas/Project`), or the object itself. */
+function resolve(doc: unknown, node: unknown): unknown {
+  const ref = (node as { $ref?: string } | undefined)?.$ref;
+  if (!ref) return node;
+  return ref.slice(2).split('/').reduce((at: any, key) => at?.[key], doc);
+}
 
 async function fetchDocument(): Promise<Document> {
   const res = await server.get('/docs/api-docs/public-v1', k);
@@ -100,8 +125,8 @@ t.test('paged reads document page, size and sort, and the page envelope', async 
   const list = doc.paths['/api/v1/projects'].get;
   const params = (list.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name).sort();
   t.same(params, ['page', 'size', 'sort']);
-  const ok = list.responses?.['200'] as { content: Record<string, { schema: { properties?: Record<string, unknown> } }> };
-  const schema = Object.values(ok.content)[0].schema;
+  const ok = list.responses?.['200'] as { content: Record<string, { schema: { $ref: string } }> };
+  const schema = resolve(doc, Object.values(ok.content)[0].schema) as { properties?: Record<string, unknown> };
   for (const field of ['content', 'totalElements', 'totalPages', 'size', 'number', 'first', 'last', 'empty', 'pageable']) {
     t.ok(schema.properties && field in schema.properties, `response documents ${field}`);
   }
@@ -124,4 +149,107 @@ t.test('the explorer is behind the key too', async (t) => {
   for (const path of paths.slice(2)) t.equal((await server.get(path, k)).status, 200, `${path} with a key`);
   const initializer = await server.get('/docs/swagger-ui/static/swagger-initializer.js', k);
   t.match(initializer.text, '/docs/api-docs/public-v1', 'the explorer loads the public-v1 document');
+});
+
+t.test('every operation has a summary and declared tags with a description', async (t) => {
+  const doc = await fetchDocument();
+  const declared = new Map((doc.tags ?? []).map((tag) => [tag.name, tag.description]));
+  for (const { path, method, op } of operations(doc)) {
+    t.match(op.summary, /^[A-Z]\S.{2,}/, `${method} ${path} has a summary`);
+    t.ok(op.tags?.length, `${method} ${path} is tagged`);
+    for (const tag of op.tags ?? []) t.match(declared.get(tag), /\w{3,}.*\w{3,}/, `tag ${tag} is declared with a description`);
+  }
+  t.equal(doc.paths['/api/v1/projects'].get.summary, 'List projects', 'derived from the operation id');
+  t.not(declared.get('Projects'), 'Operations tagged Projects.', 'the projects plugin describes its tag');
+  t.same(doc.info.license?.name, 'Proprietary', 'the license is stated');
+});
+
+t.test('records, pages and the error envelope are named schemas used by $ref', async (t) => {
+  const doc = await fetchDocument();
+  const schemas = doc.components.schemas ?? {};
+  for (const name of ['Project', 'ProjectPage', 'Study', 'StudyPage', 'Assay', 'Task', 'TaskPage', 'StudyCollection', 'StudyCollectionSummaryPage', 'Note', 'ExternalLink', 'GitRepository', 'ErrorEnvelope']) {
+    t.equal(schemas[name]?.type, 'object', `components.schemas.${name}`);
+  }
+  t.same(schemas.ProjectPage.properties.content.items, { $ref: '#/components/schemas/Project' }, 'a page refers to its item');
+  t.same(schemas.ErrorEnvelope.required, ['timestamp', 'statusCode', 'error', 'message', 'path']);
+  // Every success body (and only those) refers to a named schema: no inlined records.
+  for (const { path, method, op } of operations(doc)) {
+    for (const [status, response] of Object.entries(op.responses ?? {})) {
+      if (!status.startsWith('2') || status === '204') continue;
+      const schema = response.content?.['application/json']?.schema;
+      t.match(schema?.$ref, /^#\/components\/schemas\/[A-Z]\w+$/, `${method} ${path} ${status} is a $ref`);
+      t.ok(resolve(doc, schema), `${schema?.$ref} exists`);
+    }
+  }
+  t.same(doc.paths['/api/v1/projects/{id}'].get.responses!['200'].content['application/json'].schema, { $ref: '#/components/schemas/Project' });
+  t.same(doc.paths['/api/v1/projects'].post.responses!['201'].content['application/json'].schema, { $ref: '#/components/schemas/Project' });
+});
+
+t.test('every operation lists its error responses as references to the shared ones', async (t) => {
+  const doc = await fetchDocument();
+  const shared = doc.components.responses ?? {};
+  t.same(shared.Error.content['application/json'].schema, { $ref: '#/components/schemas/ErrorEnvelope' }, 'errors carry the envelope');
+  t.notOk(shared.Unauthorized.content, '401 has an empty body');
+  t.notOk(shared.Forbidden.content, '403 has an empty body');
+  const expected = (status: string) => ({ $ref: `#/components/responses/${status === '401' ? 'Unauthorized' : status === '403' ? 'Forbidden' : 'Error'}` });
+  for (const { path, method, op } of operations(doc)) {
+    const responses = op.responses ?? {};
+    const errors = Object.keys(responses).filter((s) => /^[45]/.test(s));
+    for (const status of errors) t.same(responses[status], expected(status), `${method} ${path} ${status} refers to the shared response`);
+    t.ok(responses['401'], `${method} ${path} documents 401`);
+    if (op.parameters?.length || op.requestBody) t.ok(responses['400'], `${method} ${path} documents 400`);
+    if (path.includes('{')) t.ok(responses['404'], `${method} ${path} documents 404`);
+    else t.notOk(responses['404'], `${method} ${path} has no path id, no 404`);
+    if (method === 'get') t.notOk(responses['403'], `${method} ${path}: a read is 404, never 403`);
+  }
+  const op = (method: string, path: string) => doc.paths['/api/v1' + path][method].responses ?? {};
+  t.ok(op('post', '/studies')['403'], 'creating a study needs a contributor');
+  t.notOk(op('post', '/projects')['403'], 'any user creates a project');
+  t.ok(op('post', '/teams')['403'], 'teams are written by admins');
+  t.notOk(op('post', '/collaborators')['403'], 'any user writes collaborators');
+  t.ok(op('put', '/projects/{id}')['409'], 'a stale version is a 409');
+  t.ok(op('post', '/keywords')['409'], 'a duplicate keyword is a 409');
+  t.ok(op('post', '/projects/{id}/access')['409'], 'a repeated grant is a 409');
+  t.notOk(op('delete', '/projects/{id}')['409']);
+});
+
+t.test('the documented errors are what the server answers', async (t) => {
+  const admin = await server.admin(member.organizationId);
+  const created = await server.post('/api/v1/projects', { code: 'P-1', name: 'Docs', description: 'x', visibility: 'PROTECTED' }, { key: admin.key });
+  t.equal(created.status, 201);
+  t.equal((await server.put(`/api/v1/projects/${created.body.id}`, { name: 'Mine' }, k)).status, 403, 'documented 403: viewable, not a contributor');
+  t.equal((await server.put(`/api/v1/projects/${created.body.id}`, { name: 'Stale', version: created.body.version + 5 }, { key: admin.key })).status, 409, 'documented 409');
+  const missing = await server.get('/api/v1/projects/00000000-0000-4000-8000-000000000000', k);
+  t.equal(missing.status, 404);
+  t.same(Object.keys(missing.body).sort(), ['error', 'message', 'path', 'statusCode', 'timestamp'], 'the envelope, as ErrorEnvelope says');
+});
+
+t.test('Redocly\'s recommended ruleset reports no error', async (t) => {
+  const doc = await fetchDocument();
+  const dir = t.testdir();
+  const file = path.join(dir, 'public-v1.json');
+  await writeFile(file, JSON.stringify(doc));
+  const cli = path.resolve(import.meta.dirname, '../../node_modules/@redocly/cli/bin/cli.js');
+  // No telemetry or update check: the lint is offline and repeatable.
+  const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
+  const args = [cli, 'lint', '--extends', 'recommended', '--format', 'json', '--max-problems', '10000', file];
+  const { stdout } = await promisify(execFile)(process.execPath, args, { env, maxBuffer: 64 * 1024 * 1024 }).catch((e) => e);
+  const report = JSON.parse(stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; severity: string; message: string }[] };
+  t.same(report.problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId}: ${p.message}`), [], 'no errors');
+  t.equal(report.totals.errors, 0);
+  // The README ("API documentation") states the warnings: the license has no URL.
+  t.same(report.problems.filter((p) => p.severity === 'warn').map((p) => p.ruleId), ['info-license-strict'], 'one known warning');
+});
+
+t.test('the explorer page at /docs/swagger-ui (no trailing slash) names assets that load', async (t) => {
+  const page = await server.get('/docs/swagger-ui', k);
+  t.equal(page.status, 200);
+  const assets = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+  t.ok(assets.length >= 5, 'scripts, styles and icons');
+  for (const asset of assets) {
+    // Resolved as a browser resolves it against the page's own address.
+    const url = new URL(asset, server.url + '/docs/swagger-ui');
+    t.match(url.pathname, /^\/docs\/swagger-ui\/static\//, `${asset} is under the explorer`);
+    t.equal((await server.get(url.pathname, k)).status, 200, `${url.pathname} loads`);
+  }
 });
