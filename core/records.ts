@@ -206,6 +206,8 @@ export function registerRecordKind<R extends { id: string }>(ctx: SetupContext, 
     visible: o.visible,
     beforeDelete: (hook) => o.extensions.beforeDelete((op, records) => hook(op, records.map((r) => r.id))),
   });
+  // Activity entries that name such a record show only to callers who may view it.
+  ctx.services.activity.reference(ctx.plugin, kind, o.visible);
   ctx.services.provisioning.registerKind(ctx.plugin, {
     kind,
     table: o.table,

@@ -2,6 +2,8 @@ import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../auth/api-keys.ts';
 import { Activity } from '../entities/index.ts';
+import { raw, sql, type Sql } from '../db/sql.ts';
+import type { OperationContext } from '../kernel/operations.ts';
 
 export const ACTIVITY_CATEGORIES = ['RESEARCH', 'GOVERNANCE', 'ADMINISTRATIVE'] as const;
 export type ActivityCategory = (typeof ACTIVITY_CATEGORIES)[number];
@@ -12,7 +14,12 @@ export interface ActivityInput {
   projectId?: string | null;
   studyId?: string | null;
   assayId?: string | null;
+  /** One more record the entry names (kind registered with `reference`): it shows only to callers who may view that one too. */
+  refers?: { kind: string; id: string };
 }
+
+/** SQL condition: the caller may view the record of this kind whose id is `id` (tenant scope included). */
+export type ReferenceCheck = (ctx: OperationContext, id: Sql) => Sql;
 
 /**
  * Records activity. Call it with the EntityManager of the change's own transaction: the record
@@ -28,6 +35,26 @@ export class ActivityService {
       if (existing) throw new Error(`event type ${eventType} is declared by both ${existing.plugin} and ${plugin}`);
       this.#categories.set(eventType, { category, plugin });
     }
+  }
+
+  #references = new Map<string, { plugin: string; check: ReferenceCheck }>();
+
+  /** Plugins say how to decide whether a caller may view a record of theirs an entry names. */
+  reference(plugin: string, kind: string, check: ReferenceCheck): void {
+    const existing = this.#references.get(kind);
+    if (existing) throw new Error(`activity reference kind ${kind} is declared by both ${existing.plugin} and ${plugin}`);
+    this.#references.set(kind, { plugin, check });
+  }
+
+  /**
+   * SQL condition on activity aliased `alias`: every further record it names is one the actor
+   * may view now. A kind no loaded plugin declares is never shown to non-admins.
+   */
+  referencesVisible(ctx: OperationContext, alias: string): Sql {
+    if (ctx.actor.isAdmin) return raw('true');
+    const a = raw(alias);
+    const checks = [...this.#references].map(([kind, r]) => sql` or (${a}.ref_kind = ${kind} and ${r.check(ctx, sql`${a}.ref_id`)})`);
+    return sql`(${a}.ref_kind is null${checks.reduce((x, y) => sql`${x}${y}`, raw(''))})`;
   }
 
   categoryOf(eventType: string): ActivityCategory | undefined {
@@ -52,6 +79,8 @@ export class ActivityService {
       studyId: input.studyId ?? null,
       assayId: input.assayId ?? null,
       organizationUserId: actor.organizationUserId,
+      refKind: input.refers?.kind ?? null,
+      refId: input.refers?.id ?? null,
     });
   }
 }

@@ -109,6 +109,8 @@ export const Activity = defineEntity({
     studyId: p.uuid().nullable(),
     assayId: p.uuid().nullable(),
     organizationUserId: p.uuid(),
+    refKind: p.string().nullable(),
+    refId: p.uuid().nullable(),
   },
 });
 

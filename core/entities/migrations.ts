@@ -223,4 +223,36 @@ export const kernelMigrations: MigrationDefinition[] = [
       `create index activity_actor_project_idx on activity (organization_user_id, project_id, category)`,
     ],
   },
+  {
+    name: 'kernel-0007-activity-references',
+    sql: [
+      // An activity record may name one more record than the one it sits under (the collection a
+      // study joined, the target of a relationship, the other side of a move): shown to a
+      // non-admin only if they may view that one too (core/activity, references). The partial
+      // index lets a total take back the few such rows the caller may not see.
+      `alter table activity add column ref_kind text, add column ref_id uuid`,
+      `create index activity_ref_idx on activity (organization_id, project_id) where ref_kind is not null`,
+      // Records are judged where they are now: a move re-homes its record's activity (an UPDATE
+      // of project_id/study_id), so the counters follow updates too.
+      `create function labdata_count_activity_row(r activity, d bigint) returns void language plpgsql as $$
+       declare cls text;
+       begin
+         if r.project_id is null then cls := 'NONE'; else cls := labdata_project_class(r.project_id); end if;
+         perform labdata_count_record(r.project_id, 'activity', r.category, d);
+         perform labdata_count_record(r.study_id, 'activity', r.category, d);
+         perform labdata_count_record(r.assay_id, 'activity', r.category, d);
+         perform labdata_count(r.organization_id, 'activity', cls, r.category, '00000000-0000-0000-0000-000000000000', d);
+         perform labdata_count(r.organization_id, 'activity', cls, r.category, r.organization_user_id, d);
+       end $$`,
+      `create or replace function labdata_count_activity() returns trigger language plpgsql as $$
+       begin
+         if tg_op in ('DELETE', 'UPDATE') then perform labdata_count_activity_row(old, -1); end if;
+         if tg_op in ('INSERT', 'UPDATE') then perform labdata_count_activity_row(new, 1); end if;
+         return null;
+       end $$`,
+      `drop trigger activity_count on activity`,
+      `create trigger activity_count after insert or delete or update of project_id, study_id, assay_id on activity
+         for each row execute function labdata_count_activity()`,
+    ],
+  },
 ];

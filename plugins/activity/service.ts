@@ -93,43 +93,54 @@ export interface FeedFilter {
 /**
  * One feed page with its exact total. The total never counts rows: it sums the counters the
  * writing transactions keep (core/counters), over the classes and grants the caller sees.
- * A record's own feed (project, study, assay) needs no per-row filter: the caller was checked
- * to view that record, and its rows are judged by it.
+ * A record's own feed (project, study, assay) needs no per-row visibility filter: the caller
+ * was checked to view that record, and its rows (re-homed when a record moves) are judged by it.
  */
 export async function listActivity(ctx: OperationContext, filter: FeedFilter, page: PageRequest) {
   const { actor, services } = ctx;
   const cats = filter.categories;
-  const conditions: Sql[] = [];
+  let scope: Sql;
   let total: Sql;
   const record = filter.assayId ? { column: 'assay_id', id: filter.assayId }
     : filter.studyId ? { column: 'study_id', id: filter.studyId }
     : filter.projectId ? { column: 'project_id', id: filter.projectId } : undefined;
   if (record) {
-    conditions.push(sql`a.organization_id = ${actor.organizationId} and a.${raw(record.column)} = ${record.id}`);
+    scope = sql`a.organization_id = ${actor.organizationId} and a.${raw(record.column)} = ${record.id}`;
     total = recordTotal(sql`${record.id}`, 'activity', cats);
   } else if (filter.organizationUserId) {
     const target = filter.organizationUserId;
-    conditions.push(visible(ctx), sql`a.organization_user_id = ${target}`);
+    scope = sql`${visible(ctx)} and a.organization_user_id = ${target}`;
     total = actor.isAdmin
       ? classTotal(actor.organizationId, 'activity', { actorId: target, categories: cats })
       : sql`(${classTotal(actor.organizationId, 'activity', { actorId: target, categories: cats, classes: target === actor.organizationUserId ? [...OPEN_CLASSES, 'NONE'] : OPEN_CLASSES })}
           + (select count(*) from activity pa where pa.organization_user_id = ${target}
               and pa.project_id in (${services.permissions.privateProjects(actor)})${cats ? sql` and pa.category in (${cats})` : raw('')}))`;
   } else {
-    conditions.push(visible(ctx));
+    scope = visible(ctx);
     total = actor.isAdmin
       ? classTotal(actor.organizationId, 'activity', { categories: cats })
       : sql`(${visibleChildTotal(services, actor, 'activity', cats)}
           + ${classTotal(actor.organizationId, 'activity', { classes: ['NONE'], categories: cats, actorId: actor.organizationUserId })})`;
   }
-  if (cats) conditions.push(sql`a.category in (${cats})`);
-  const where = conditions.reduce((acc, c) => sql`${acc} and ${c}`);
+  if (cats) scope = sql`${scope} and a.category in (${cats})`;
+  let where = scope;
+  if (!actor.isAdmin) {
+    // Entries naming a further record the caller may not view (README, "Activity visibility")
+    // are few (the partial index activity_ref_idx holds only them): the counters count them,
+    // so the total takes them back.
+    const references = services.activity.referencesVisible(ctx, 'a');
+    where = sql`${scope} and ${references}`;
+    total = sql`(${total} - (select count(*) from activity a where ${scope} and a.ref_kind is not null and not ${references}))`;
+  }
   const { rows, total: n } = await fetchPage<ActivityRow>(ctx.em, { columns, from: sql`from activity a ${joins} where ${where}`, total }, page);
   return { items: rows.map(toDto), total: n };
 }
 
 export async function getActivity(ctx: OperationContext, id: string) {
-  const row = await queryOne<ActivityRow>(ctx.em, sql`select ${columns} from activity a ${joins} where a.id = ${id} and ${visible(ctx)}`);
+  const row = await queryOne<ActivityRow>(
+    ctx.em,
+    sql`select ${columns} from activity a ${joins} where a.id = ${id} and ${visible(ctx)} and ${ctx.services.activity.referencesVisible(ctx, 'a')}`,
+  );
   if (!row) throw new NotFoundError('Activity', id);
   return toDto(row);
 }

@@ -55,4 +55,16 @@ export const migrations: MigrationDefinition[] = [
          for each row execute function labdata_count_assay()`,
     ],
   },
+  {
+    name: 'assays-0003-activity-references',
+    sql: [
+      // A move names the other study (kernel-0007); a moved assay's history sits where it is now.
+      `update activity set ref_kind = 'study',
+         ref_id = case when study_id = (data->>'fromStudyId')::uuid then (data->>'toStudyId')::uuid else (data->>'fromStudyId')::uuid end
+       where event_type = 'assay.moved' and ref_kind is null`,
+      `update activity a set study_id = x.study_id, project_id = s.project_id from assay x join study s on s.id = x.study_id
+        where x.id = a.assay_id and (a.study_id is distinct from x.study_id or a.project_id is distinct from s.project_id)
+          and a.event_type <> 'assay.moved'`,
+    ],
+  },
 ];

@@ -263,9 +263,13 @@ export class AssayService {
       ctx.services.permissions.assertContributor(target);
       const fromStudyId = a.studyId;
       a.studyId = studyId;
+      // Its history goes with it: judged where it is now, not where it was.
+      await query(em, sql`update activity set project_id = ${target.projectId}, study_id = ${studyId}
+        where assay_id = ${id} and organization_id = ${ctx.actor.organizationId} and event_type <> 'assay.moved'`);
       const data = { fromStudyId, toStudyId: studyId };
-      for (const side of [{ projectId: fromProjectId, studyId: fromStudyId }, { projectId: target.projectId, studyId }]) {
-        ctx.services.activity.record(em, ctx.actor, { eventType: 'assay.moved', ...side, assayId: id, data });
+      const sides = [{ projectId: fromProjectId, studyId: fromStudyId, other: studyId }, { projectId: target.projectId, studyId, other: fromStudyId }];
+      for (const { other, ...side } of sides) {
+        ctx.services.activity.record(em, ctx.actor, { eventType: 'assay.moved', ...side, assayId: id, data, refers: { kind: 'study', id: other } });
       }
       return { assay: a, projectId: target.projectId };
     });

@@ -63,4 +63,15 @@ export const migrations: MigrationDefinition[] = [
          for each row execute function labdata_count_study()`,
     ],
   },
+  {
+    name: 'studies-0003-activity-references',
+    sql: [
+      // A move names the other project (kernel-0007); a moved study's history sits where it is now.
+      `update activity set ref_kind = 'project',
+         ref_id = case when project_id = (data->>'fromProjectId')::uuid then (data->>'toProjectId')::uuid else (data->>'fromProjectId')::uuid end
+       where event_type = 'study.moved' and ref_kind is null`,
+      `update activity a set project_id = s.project_id from study s
+        where s.id = a.study_id and a.project_id is distinct from s.project_id and a.event_type <> 'study.moved'`,
+    ],
+  },
 ];

@@ -218,9 +218,12 @@ export class StudyService {
       ctx.services.permissions.assertContributor(await projectAccess(tx, projectId));
       const fromProjectId = s.projectId;
       s.projectId = projectId;
+      // Its history (and its assays') goes with it: judged where it is now, not where it was.
+      await query(em, sql`update activity set project_id = ${projectId}
+        where study_id = ${id} and organization_id = ${ctx.actor.organizationId} and event_type <> 'study.moved'`);
       const data = { fromProjectId, toProjectId: projectId };
-      for (const side of [fromProjectId, projectId]) {
-        ctx.services.activity.record(em, ctx.actor, { eventType: 'study.moved', projectId: side, studyId: id, data });
+      for (const [side, other] of [[fromProjectId, projectId], [projectId, fromProjectId]]) {
+        ctx.services.activity.record(em, ctx.actor, { eventType: 'study.moved', projectId: side, studyId: id, data, refers: { kind: 'project', id: other } });
       }
       return s;
     });

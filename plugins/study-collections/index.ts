@@ -1,4 +1,5 @@
-import { definePlugin, defineRead, defineWrite, IdParams } from '../../core/public.ts';
+import { definePlugin, defineRead, defineWrite, IdParams, sql } from '../../core/public.ts';
+import { collectionVisibleTo } from './extensions.ts';
 import { studyExtensions, studyReader } from '../studies/extensions.ts';
 import { StudyCollection, StudyCollectionStudy } from './entities.ts';
 import { events } from './events.ts';
@@ -22,6 +23,8 @@ export default definePlugin({
   events,
   setup(ctx) {
     const service = new StudyCollectionService(ctx.use(studyReader));
+    ctx.services.activity.reference(ctx.plugin, 'study_collection', (op, id) =>
+      sql`exists (select 1 from study_collection rc where rc.id = ${id} and ${collectionVisibleTo(op.actor, 'rc')})`);
     // Deleting a study (or its project) takes it out of every collection, in the same transaction.
     ctx.use(studyExtensions).beforeDelete((op, studies) => service.removeStudies(op, studies.map((s) => s.id)));
     return service;

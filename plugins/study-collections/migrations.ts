@@ -29,4 +29,12 @@ export const migrations: MigrationDefinition[] = [
       `create index study_collection_study_study_idx on study_collection_study (study_id)`,
     ],
   },
+  {
+    name: 'study-collections-0002-activity-references',
+    // Membership entries name the collection (kernel-0007): shown only to who may view it.
+    sql: [
+      `update activity set ref_kind = 'study_collection', ref_id = (data->>'collectionId')::uuid
+        where event_type in ('study_collection.study_added', 'study_collection.study_removed') and ref_kind is null`,
+    ],
+  },
 ];

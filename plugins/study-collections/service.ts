@@ -192,6 +192,7 @@ export class StudyCollectionService {
       projectId: study.projectId,
       studyId: study.id,
       data: { collectionId, studyId: study.id, projectId: study.projectId },
+      refers: { kind: 'study_collection', id: collectionId },
     });
   }
 

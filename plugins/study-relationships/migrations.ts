@@ -22,4 +22,12 @@ export const migrations: MigrationDefinition[] = [
       `create index study_relationship_target_idx on study_relationship (target_study_id)`,
     ],
   },
+  {
+    name: 'study-relationships-0002-activity-references',
+    // Relationship entries name the target study (kernel-0007): shown only to who may view it.
+    sql: [
+      `update activity set ref_kind = 'study', ref_id = (data->>'targetStudyId')::uuid
+        where event_type in ('study_relationship.created', 'study_relationship.deleted') and ref_kind is null`,
+    ],
+  },
 ];

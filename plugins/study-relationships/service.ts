@@ -104,6 +104,7 @@ export class StudyRelationshipService {
         projectId: source.projectId,
         studyId,
         data: { type: body.type, targetStudyId: body.targetStudyId },
+        refers: { kind: 'study', id: body.targetStudyId },
       });
       return forward;
     });
@@ -127,6 +128,7 @@ export class StudyRelationshipService {
         projectId: source.projectId,
         studyId,
         data: { type: r.type, targetStudyId: r.targetStudyId },
+        refers: { kind: 'study', id: r.targetStudyId },
       });
     });
   }

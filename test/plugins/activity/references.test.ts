@@ -1,0 +1,85 @@
+// Activity feeds reveal nothing the caller cannot view (issue "Hardening", point 12): an entry is
+// shown only if the caller may view every record it names, as of now; a moved record's history is
+// judged where the record is now. Totals stay exact under that rule.
+import t, { type Test } from 'tap';
+import { startTestServer, type Member } from '../../support/server.ts';
+
+const server = await startTestServer(t, {
+  plugins: ['users', 'teams', 'projects', 'studies', 'assay-types', 'assays', 'activity', 'study-collections', 'study-relationships'],
+});
+const org = await server.organization();
+const admin = await server.admin(org);
+const alice = await server.member(org);
+const bob = await server.member(org);
+
+async function ok(res: Promise<{ status: number; body: any; text: string }>) {
+  const r = await res;
+  if (r.status >= 300) throw new Error(`unexpected ${r.status}: ${r.text}`);
+  return r.body;
+}
+const project = (who: Member, visibility: string) =>
+  ok(server.post('/api/v1/projects', { code: 'P', name: 'P', description: 'd', visibility }, { key: who.key }));
+const study = (who: Member, projectId: string) => ok(server.post('/api/v1/studies', { projectId, name: 'S' }, { key: who.key }));
+
+/** Every entry of a feed the caller pages through, checked against the page total. */
+async function feed(t: Test, who: Member, path: string): Promise<any[]> {
+  const rows: any[] = [];
+  let total = -1;
+  for (let page = 0; ; page++) {
+    const res = await server.get(`${path}${path.includes('?') ? '&' : '?'}size=100&page=${page}`, { key: who.key });
+    t.equal(res.status, 200, `${path} answers 200`);
+    total = res.body.totalElements;
+    rows.push(...res.body.content);
+    if (res.body.last || !res.body.content.length) break;
+  }
+  t.equal(total, rows.length, `${path}: total equals the ${rows.length} entries shown`);
+  return rows;
+}
+const names = (rows: any[], id: string) => rows.filter((r) => JSON.stringify(r).includes(id));
+
+const alicePrivate = await project(alice, 'PRIVATE');
+const shared = await project(alice, 'PUBLIC');
+const bobStudy = await study(bob, shared.id);
+
+t.test('an entry naming a PRIVATE collection shows only to who may view the collection', async (t) => {
+  const collection = await ok(server.post('/api/v1/study-collections', { name: 'mine', visibility: 'PRIVATE' }, { key: alice.key }));
+  await ok(server.post(`/api/v1/study-collections/${collection.id}/studies/${bobStudy.id}`, {}, { key: alice.key }));
+  for (const path of ['/api/v1/activity', `/api/v1/projects/${shared.id}/activity`, `/api/v1/studies/${bobStudy.id}/activity`,
+    `/api/v1/organization-users/${alice.organizationUserId}/activity`]) {
+    t.same(names(await feed(t, bob, path), collection.id), [], `bob sees no entry naming alice's PRIVATE collection in ${path}`);
+    t.equal(names(await feed(t, alice, path), collection.id).length > 0, true, `alice, its owner, sees it in ${path}`);
+    t.equal(names(await feed(t, admin, path), collection.id).length > 0, true, `an admin sees it in ${path}`);
+  }
+  const [entry] = names(await feed(t, alice, '/api/v1/activity'), collection.id).filter((r) => r.eventType === 'study_collection.study_added');
+  t.equal((await server.get(`/api/v1/activity/${entry.id}`, { key: bob.key })).status, 404, 'nor one by one');
+  // As of now: once the collection is PUBLIC the entry shows.
+  await ok(server.put(`/api/v1/study-collections/${collection.id}`, { visibility: 'PUBLIC' }, { key: alice.key }));
+  t.equal(names(await feed(t, bob, `/api/v1/studies/${bobStudy.id}/activity`), collection.id).length, 1, 'shown once the collection is visible');
+});
+
+t.test('a relationship to a study in a PRIVATE project shows only to who may view that study', async (t) => {
+  const hidden = await study(alice, alicePrivate.id);
+  await ok(server.post(`/api/v1/studies/${bobStudy.id}/relationships`, { type: 'IS_RELATED_TO', targetStudyId: hidden.id }, { key: alice.key }));
+  for (const path of ['/api/v1/activity', `/api/v1/projects/${shared.id}/activity`, `/api/v1/studies/${bobStudy.id}/activity`]) {
+    t.same(names(await feed(t, bob, path), hidden.id), [], `bob sees no entry naming the hidden study in ${path}`);
+    const entries = names(await feed(t, alice, path), hidden.id).filter((r) => r.eventType === 'study_relationship.created');
+    t.equal(entries.length, 1, `alice sees it in ${path}`);
+  }
+});
+
+t.test('a study moved into a PRIVATE project takes its history along', async (t) => {
+  const mover = await study(alice, shared.id);
+  await ok(server.post(`/api/v1/studies/${mover.id}/status`, { status: 'ON_HOLD' }, { key: alice.key }));
+  t.equal(names(await feed(t, bob, `/api/v1/projects/${shared.id}/activity`), mover.id).length, 2, 'before: bob sees its history');
+  await ok(server.request('PATCH', `/api/v1/studies/${mover.id}/move`, { key: alice.key, body: { projectId: alicePrivate.id } }));
+  for (const path of ['/api/v1/activity', `/api/v1/projects/${shared.id}/activity`, `/api/v1/organization-users/${alice.organizationUserId}/activity`]) {
+    t.same(names(await feed(t, bob, path), mover.id), [], `after: bob sees nothing of it in ${path}`);
+  }
+  t.same(names(await feed(t, bob, '/api/v1/activity'), alicePrivate.id), [], 'nor the PRIVATE destination named by the move');
+  const history = names(await feed(t, alice, `/api/v1/projects/${alicePrivate.id}/activity`), mover.id);
+  t.same(history.map((r) => r.eventType).sort(), ['study.created', 'study.moved', 'study.status_changed'],
+    'the destination project holds its whole history and its side of the move');
+  t.same(names(await feed(t, alice, `/api/v1/projects/${shared.id}/activity`), mover.id).map((r) => r.eventType), ['study.moved'],
+    'the source project keeps only its side of the move, for who may view both projects');
+  t.equal(names(await feed(t, admin, '/api/v1/activity'), mover.id).length, 4, 'an admin still sees all of it');
+});
