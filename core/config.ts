@@ -17,6 +17,8 @@ export interface Config {
   logLevel: string;
   /** LABDATA_SECRET_KEY: 32 bytes (base64 or hex) sealing stored credentials; unset: `<dataDir>/secret.key`. */
   secretKey: string | undefined;
+  /** LABDATA_RATE_LIMIT_PER_MINUTE: requests per API key and minute on one instance; 0 turns the limit off. */
+  rateLimitPerMinute: number;
 }
 
 export class ConfigError extends Error {}
@@ -38,6 +40,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new ConfigError(`LABDATA_PORT must be a port number, got "${env.LABDATA_PORT}"`);
   }
+  const rateLimit = Number(env.LABDATA_RATE_LIMIT_PER_MINUTE || 1200);
+  if (!Number.isInteger(rateLimit) || rateLimit < 0) {
+    throw new ConfigError(`LABDATA_RATE_LIMIT_PER_MINUTE must be a whole number (0 turns the limit off), got "${env.LABDATA_RATE_LIMIT_PER_MINUTE}"`);
+  }
   const certFile = env.LABDATA_TLS_CERT || undefined;
   const keyFile = env.LABDATA_TLS_KEY || undefined;
   if (Boolean(certFile) !== Boolean(keyFile)) {
@@ -56,5 +62,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mcpAllowedHosts: list(env.LABDATA_MCP_ALLOWED_HOSTS) ?? [],
     logLevel: env.LABDATA_LOG_LEVEL || 'info',
     secretKey: env.LABDATA_SECRET_KEY || undefined,
+    rateLimitPerMinute: rateLimit,
   };
 }
