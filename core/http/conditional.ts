@@ -78,7 +78,7 @@ export function ifMatchGuard(read: ReadDefinition, names: string[], versioned: b
     const params = request.params as Record<string, string>;
     const input = Object.fromEntries(names.map((n) => [n, params[n]]));
     const current = await executeRead(read, operationContext(request.actor!, deps.orm, deps.services, request.log), input);
-    const representation = reply.serializeInput(current as Record<string, unknown>, readResponseSchema(read) as TObject, '200');
+    const representation = reply.serializeInput(current as Record<string, unknown>, readResponseSchema(read) as TObject);
     if (!ifMatchHolds(header, entityTag(representation))) throw new PreconditionFailedError();
     const body = request.body as Record<string, unknown> | undefined;
     const version = (current as { version?: unknown }).version;
