@@ -101,7 +101,15 @@ interface Case {
   what: string;
 }
 
-const encode = (v: unknown) => encodeURIComponent(typeof v === 'string' ? v : JSON.stringify(v));
+/** Percent-encodes; a lone surrogate (not encodable) becomes the invalid UTF-8 bytes a client could still send. */
+function escape(text: string): string {
+  try {
+    return encodeURIComponent(text);
+  } catch {
+    return text.split(/([\uD800-\uDFFF])/).map((part, i) => (i % 2 ? '%ED%A0%80' : encodeURIComponent(part))).join('');
+  }
+}
+const encode = (v: unknown) => escape(typeof v === 'string' ? v : JSON.stringify(v));
 
 function casesFor(path: string, method: string, op: Operation, fixtures: Record<string, string>): Case[] {
   const params = op.parameters ?? [];
@@ -119,7 +127,7 @@ function casesFor(path: string, method: string, op: Operation, fixtures: Record<
     const param = pick(pathParams);
     const value = pick(HOSTILE_STRINGS);
     // Sometimes raw, so the router sees a bad escape or an extra segment, not only an encoded one.
-    const raw = random() < 0.2 ? String(value) : encodeURIComponent(value);
+    const raw = random() < 0.2 ? String(value) : escape(value);
     out.push({ method, url: realPath({ [param.name]: raw }), body: validBody(), what: `path ${param.name}=${JSON.stringify(value).slice(0, 40)}` });
   }
   for (let i = 0; i < CASES_PER_PART && queryParams.length; i++) {
