@@ -7,7 +7,7 @@ import t from 'tap';
 import { startTestServer, type Response } from '../support/server.ts';
 
 const SEED = 0x1abda7a;
-const CASES_PER_PART = 4;
+const CASES_PER_PART = 5;
 const CONCURRENCY = 4;
 
 const server = await startTestServer(t);
