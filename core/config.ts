@@ -19,6 +19,8 @@ export interface Config {
   secretKey: string | undefined;
   /** LABDATA_JOB_CONCURRENCY: most background jobs (provisioning) running at once per process. */
   jobConcurrency: number;
+  /** LABDATA_RATE_LIMIT_PER_MINUTE: requests per API key and minute on one instance; 0 turns the limit off. */
+  rateLimitPerMinute: number;
 }
 
 export class ConfigError extends Error {}
@@ -39,6 +41,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = Number(env.LABDATA_PORT ?? 8443);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new ConfigError(`LABDATA_PORT must be a port number, got "${env.LABDATA_PORT}"`);
+  }
+  const rateLimit = Number(env.LABDATA_RATE_LIMIT_PER_MINUTE || 1200);
+  if (!Number.isInteger(rateLimit) || rateLimit < 0) {
+    throw new ConfigError(`LABDATA_RATE_LIMIT_PER_MINUTE must be a whole number (0 turns the limit off), got "${env.LABDATA_RATE_LIMIT_PER_MINUTE}"`);
   }
   const certFile = env.LABDATA_TLS_CERT || undefined;
   const keyFile = env.LABDATA_TLS_KEY || undefined;
@@ -63,5 +69,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LABDATA_LOG_LEVEL || 'info',
     secretKey: env.LABDATA_SECRET_KEY || undefined,
     jobConcurrency,
+    rateLimitPerMinute: rateLimit,
   };
 }

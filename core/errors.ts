@@ -58,3 +58,6 @@ export class ConflictError extends HttpError {
     super(409, message);
   }
 }
+
+/** 409 for a stale optimistic-lock `version` (412 instead when the caller sent `If-Match`). */
+export class VersionConflictError extends ConflictError {}

@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { defineWrite, type OperationContext } from './kernel/operations.ts';
-import { BadRequestError, ConflictError } from './errors.ts';
+import { BadRequestError, VersionConflictError } from './errors.ts';
 import { p } from '@mikro-orm/core';
 import { IdParams, StringEnum, Timestamp, Uuid } from './schemas.ts';
 import { isoDate, raw, type Sql } from './db/sql.ts';
@@ -64,7 +64,7 @@ export function mergeUpdate<E extends { version: number }>(
   readOnly: Record<string, string>,
 ): string[] {
   if (body.version !== undefined && body.version !== entity.version) {
-    throw new ConflictError(`The ${kind} was changed by another request (version ${entity.version}, not ${String(body.version)})`);
+    throw new VersionConflictError(`The ${kind} was changed by another request (version ${entity.version}, not ${String(body.version)})`);
   }
   for (const [field, operation] of Object.entries(readOnly)) {
     const current = (entity as Record<string, unknown>)[field];

@@ -1,5 +1,4 @@
-import crypto from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Kernel } from '../kernel/kernel.ts';
@@ -7,6 +6,10 @@ import type { Orm } from '../db/orm.ts';
 import { pendingMigrations } from '../db/orm.ts';
 import { handleError, sendError } from './envelope.ts';
 import { apiKeyAuth, internalMountGuard } from './auth.ts';
+import { echoRequestId, requestId } from './request-id.ts';
+import { registerJsonParser } from './json-body.ts';
+import { RateLimiter } from './rate-limit.ts';
+import { registerRecordConventions } from './record-routes.ts';
 import { AuthCache } from '../auth/auth-cache.ts';
 import { registerOperations } from './operations.ts';
 import { validatorCompiler } from './validation.ts';
@@ -36,10 +39,17 @@ const startsWithSegment = (url: string, prefix: string) => url === prefix || url
 function mountOf(request: FastifyRequest): string | undefined {
   const route = request.routeOptions.url;
   if (route !== undefined) return GATED_PREFIXES.find((prefix) => startsWithSegment(route, prefix));
-  // Not-found routes (a mount's own included) carry no pattern: compare segment by segment,
-  // each decoded as the router decodes it (an encoded "/" stays inside its segment).
-  const segments = request.url.split('?')[0].split('/').map(safeDecode);
-  return GATED_PREFIXES.find((prefix) => prefix.split('/').every((s, i) => segments[i] === s));
+  return mountOfUrl(request.url);
+}
+
+/**
+ * Not-found routes (a mount's own included) and URLs the router refused carry no pattern:
+ * compare segment by segment, each decoded as the router decodes it (an encoded "/" stays
+ * inside its segment).
+ */
+function mountOfUrl(url: string, prefixes = GATED_PREFIXES): string | undefined {
+  const segments = url.split('?')[0].split('/').map(safeDecode);
+  return prefixes.find((prefix) => prefix.split('/').every((s, i) => segments[i] === s));
 }
 
 function safeDecode(segment: string): string {
@@ -61,15 +71,42 @@ function successorOf(url: string): string {
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const { kernel, orm } = opts;
   const { config } = kernel.services;
+  // Set once the mounts exist; the router's own refusals (below) authenticate with it too.
+  let auth: ReturnType<typeof apiKeyAuth> | undefined;
+  /**
+   * The router refuses some URLs before any hook runs (a path parameter over 100 characters:
+   * 414; malformed percent-encoding: 400). Answering those at once would tell a caller without
+   * a key which routes exist, so the mount's rules come first: 404 off the Enterprise tier,
+   * then the key (401), and only then the envelope.
+   */
+  async function routerRefusal(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+    try {
+      await echoRequestId(request, reply);
+      const mount = mountOfUrl(request.url);
+      if (mount && !config.enterprise) return notFound(request, reply);
+      if (mountOfUrl(request.url, ['/api/i'])) return await internalMountGuard(request, reply);
+      if (mount && auth) {
+        await auth(request, reply);
+        if (reply.sent) return;
+      }
+      const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      return sendError(request, reply, tooLong ? 414 : 400, tooLong ? 'A path segment is longer than 100 characters' : 'The URL is malformed (bad percent-encoding)');
+    } catch (err) {
+      return handleError(err as FastifyError, request, reply);
+    }
+  }
   const app = Fastify({
     // The factory makes an https.Server; Fastify's types expect the http.Server default.
     serverFactory: tlsServerFactory(opts.tls, config.trustProxy) as never,
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
-    genReqId: () => crypto.randomUUID(),
+    // The caller's X-Request-Id when safe, else a UUID: in every log line (reqId) and echoed.
+    genReqId: requestId,
+    frameworkErrors: routerRefusal as never,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
   app.setValidatorCompiler(validatorCompiler());
+  app.addHook('onRequest', echoRequestId);
   if (config.trustProxy) app.addHook('onRequest', proxyTransportGuard);
   app.addHook('onRequest', async (request, reply) => {
     const mount = mountOf(request);
@@ -82,6 +119,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   // Requests are JSON only (spec: content type): any other body is 415, not a string to validate.
   app.removeContentTypeParser('text/plain');
+  // Over-deep JSON is refused before anything parses or walks it (400); over-large is 413.
+  registerJsonParser(app);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(notFound);
 
@@ -102,14 +141,18 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const authCache = new AuthCache(orm.config.get('clientUrl')!, opts.logger);
   await authCache.start();
   app.addHook('onClose', async () => authCache.close());
-  const auth = apiKeyAuth(orm, authCache);
+  // Per key and per instance, in memory (README, "Rate limits"); 0 turns it off.
+  const limiter = config.rateLimitPerMinute > 0 ? new RateLimiter(config.rateLimitPerMinute) : undefined;
+  const authHook = (auth = apiKeyAuth(orm, authCache, limiter));
   for (const [prefix, hidden] of [['/api/v1', false], ['/api/beta', true]] as const) {
     await app.register(
       async (api) => {
-        api.addHook('onRequest', auth);
+        api.addHook('onRequest', authHook);
         // Unknown routes under the mount are authenticated too (the mount's onRequest hooks run
         // for its own not-found handler): no probing without a key.
         api.setNotFoundHandler(notFound);
+        // ETag/If-Match/Location attach as the operations' routes are declared.
+        registerRecordConventions(api, { reads: kernel.reads, writes: kernel.writes, orm, services: kernel.services });
         registerOperations(api, { reads: kernel.reads, writes: kernel.writes, orm, services: kernel.services, hidden });
       },
       { prefix },
@@ -126,11 +169,11 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   // The host the server is bound to is a name clients legitimately use (unless it is a wildcard).
   const boundHost = ['0.0.0.0', '::', ''].includes(config.host) ? [] : [config.host];
-  registerMcp(app, { tools: buildTools(kernel.reads), orm, services: kernel.services, allowedHosts: [...boundHost, ...config.mcpAllowedHosts], auth });
+  registerMcp(app, { tools: buildTools(kernel.reads), orm, services: kernel.services, allowedHosts: [...boundHost, ...config.mcpAllowedHosts], auth: authHook });
 
   await app.register(
     async (docs) => {
-      docs.addHook('onRequest', auth);
+      docs.addHook('onRequest', authHook);
       // As under /api/v1: without a key, nothing under /docs (not even what does not exist) answers.
       docs.setNotFoundHandler(notFound);
       docs.get('/api-docs/public-v1', { schema: { hide: true } }, async () => app.swagger());

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Orm } from '../db/orm.ts';
 import { authenticate, type Actor } from '../auth/api-keys.ts';
 import type { AuthCache } from '../auth/auth-cache.ts';
+import type { RateLimiter } from './rate-limit.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -19,24 +20,36 @@ export function presentedCredential(request: FastifyRequest): { apiKey?: string;
   return { apiKey: m?.[1], bearer };
 }
 
+/** The challenge of the public mounts (RFC 9110, 11.6.1): the scheme and the header that carries the key. */
+export const API_KEY_CHALLENGE = 'ApiKey realm="labdata", header="X-API-KEY"';
+// The internal mount takes bearer tokens only.
+const INTERNAL_CHALLENGE = 'Bearer realm="labdata-internal"';
+
+/** 401 with an empty body (spec, "Authentication" 7) and the challenge every 401 must carry. */
+export function unauthorized(reply: FastifyReply, challenge = API_KEY_CHALLENGE) {
+  return reply.code(401).header('www-authenticate', challenge).send();
+}
+
 /**
  * onRequest hook of the public mounts, /mcp and /docs: a valid API key or 401 with an empty
  * body. Bearer tokens belong to the internal mount and are refused here.
  */
-export function apiKeyAuth(orm: Orm, cache?: AuthCache) {
+export function apiKeyAuth(orm: Orm, cache?: AuthCache, limiter?: RateLimiter) {
   return async function authHook(request: FastifyRequest, reply: FastifyReply) {
     const { apiKey, bearer } = presentedCredential(request);
-    if (bearer || !apiKey) return reply.code(401).send();
+    if (bearer || !apiKey) return unauthorized(reply);
     const actor = await authenticate(orm.em, apiKey, cache);
-    if (!actor) return reply.code(401).send();
+    if (!actor) return unauthorized(reply);
     request.actor = actor;
     // Every later log line of this request names the key id (never the secret).
     request.log = request.log.child({ keyId: actor.keyId });
     reply.log = request.log;
+    // Counted once the key is known, in memory (no extra query); throws 429 past the quota.
+    limiter?.take(actor.keyId, reply);
   };
 }
 
 /** The internal mount refuses API keys; its own (bearer) authentication does not exist yet. */
 export async function internalMountGuard(_request: FastifyRequest, reply: FastifyReply) {
-  return reply.code(401).send();
+  return unauthorized(reply, INTERNAL_CHALLENGE);
 }

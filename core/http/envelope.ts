@@ -2,6 +2,8 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, ValidationError, type FieldError } from '../errors.ts';
 import { databaseFailure } from '../db/errors.ts';
+import { unauthorized } from './auth.ts';
+import { PreconditionFailedError, preconditionFailure } from './conditional.ts';
 
 /** The spec's error envelope. 401 and 403 never carry one (empty body). */
 export interface ErrorEnvelope {
@@ -37,7 +39,8 @@ export function sendEnvelope(request: FastifyRequest, reply: FastifyReply, statu
 
 /** An error response: the envelope, except 401 and 403, whose bodies are empty. */
 export function sendError(request: FastifyRequest, reply: FastifyReply, statusCode: number, message: string, errors?: FieldError[]) {
-  if (statusCode === 401 || statusCode === 403) return reply.code(statusCode).send();
+  if (statusCode === 401) return unauthorized(reply);
+  if (statusCode === 403) return reply.code(statusCode).send();
   return sendEnvelope(request, reply, statusCode, message, errors);
 }
 
@@ -87,6 +90,7 @@ export function handleError(error: FastifyError & { validation?: AjvIssue[]; val
   if (error instanceof ValidationError && error.errors.length) {
     return sendError(request, reply, 400, error.message, error.errors);
   }
+  if (preconditionFailure(error, request)) return sendError(request, reply, 412, new PreconditionFailedError().message);
   if (error instanceof HttpError) return sendError(request, reply, error.statusCode, error.message);
   const failure = databaseFailure(error);
   if (failure) {

@@ -76,6 +76,7 @@ function rebindingSafe(headers: FastifyRequest['headers'], allowed: Set<string>)
 function jsonRpcError(status: number, fastifyCode: string | undefined): { code: number; message: string } {
   if (status === 400 && fastifyCode?.startsWith('FST_ERR_CTP_')) return { code: -32700, message: 'Parse error: the body is not valid JSON' };
   if (status === 413) return { code: -32600, message: 'Invalid Request: the body is too large' };
+  if (status === 429) return { code: -32000, message: 'Too Many Requests: the rate limit of this API key is exhausted; see Retry-After' };
   if (status === 415) return { code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' };
   if (status < 500) return { code: -32600, message: 'Invalid Request' };
   return { code: -32603, message: 'Internal error' };

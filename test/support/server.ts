@@ -176,7 +176,8 @@ export class TestServer {
 export const TEST_SECRET_KEY = process.env.LABDATA_SECRET_KEY ?? Buffer.alloc(32, 7).toString('base64');
 
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ LABDATA_DATA_DIR: '/nonexistent-test-data-dir', LABDATA_SECRET_KEY: TEST_SECRET_KEY, ...env });
+  // Rate limiting is off unless a test is about it: suites send far more than a minute's quota per key.
+  return loadConfig({ LABDATA_DATA_DIR: '/nonexistent-test-data-dir', LABDATA_SECRET_KEY: TEST_SECRET_KEY, LABDATA_RATE_LIMIT_PER_MINUTE: '0', ...env });
 }
 
 /** Starts a server for one test file; everything is closed and dropped in teardown. */

@@ -1,0 +1,92 @@
+import crypto from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { OptimisticLockError } from '@mikro-orm/core';
+import type { TObject } from '@sinclair/typebox';
+import type { ReadDefinition } from '../kernel/operations.ts';
+import type { KernelServices } from '../kernel/services.ts';
+import type { Orm } from '../db/orm.ts';
+import { HttpError, VersionConflictError } from '../errors.ts';
+import { executeRead, operationContext, readResponseSchema } from './operations.ts';
+
+/**
+ * Conditional requests (RFC 9110, section 13). A record's entity tag is a hash of the exact bytes
+ * its GET answers, so it changes whenever anything in the representation does (not only when
+ * the version column moves) and costs no query: the GET already has the bytes.
+ */
+export function entityTag(representation: string): string {
+  return `"${crypto.hash('sha1', representation, 'base64url')}"`;
+}
+
+export class PreconditionFailedError extends HttpError {
+  constructor() {
+    super(412, 'The record has changed since the entity tag in If-Match was read; reload it and try again');
+  }
+}
+
+interface Tags {
+  any: boolean;
+  tags: { weak: boolean; opaque: string }[];
+}
+
+function parseTags(header: string): Tags {
+  if (header.trim() === '*') return { any: true, tags: [] };
+  const tags = [...header.matchAll(/(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"/g)].map((m) => ({ weak: m[1] !== undefined, opaque: m[2] }));
+  return { any: false, tags };
+}
+
+/** If-None-Match: weak comparison (a `W/` tag matches its strong twin). */
+export function noneMatchFails(header: string, etag: string): boolean {
+  const { any, tags } = parseTags(header);
+  const opaque = etag.slice(1, -1);
+  return any || tags.some((t) => t.opaque === opaque);
+}
+
+/** If-Match: strong comparison, so a weak tag never matches (RFC 9110, 13.1.1). */
+export function ifMatchHolds(header: string, etag: string): boolean {
+  const { any, tags } = parseTags(header);
+  const opaque = etag.slice(1, -1);
+  return any || tags.some((t) => !t.weak && t.opaque === opaque);
+}
+
+/**
+ * onSend hook of a record GET: `ETag` on every 200, and 304 without a body when the caller's
+ * If-None-Match already names it.
+ */
+export async function entityTagOnSend(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+  if (reply.statusCode !== 200 || typeof payload !== 'string') return payload;
+  const etag = entityTag(payload);
+  reply.header('etag', etag);
+  const header = request.headers['if-none-match'];
+  if (typeof header === 'string' && noneMatchFails(header, etag)) {
+    reply.code(304);
+    reply.removeHeader('content-type');
+    return null;
+  }
+  return payload;
+}
+
+/**
+ * preHandler of a PUT/PATCH/DELETE whose record has a GET (`read`, path parameters `names`): with `If-Match`, reads the
+ * record as the caller would and answers 412 when its tag differs. A body that takes `version`
+ * gets the version just read, so a change between this read and the write is caught by the
+ * write's own optimistic check (412 too, see `preconditionFailure`), not let through.
+ */
+export function ifMatchGuard(read: ReadDefinition, names: string[], versioned: boolean, deps: { orm: Orm; services: KernelServices }) {
+  return async function ifMatch(request: FastifyRequest, reply: FastifyReply) {
+    const header = request.headers['if-match'];
+    if (typeof header !== 'string') return;
+    const params = request.params as Record<string, string>;
+    const input = Object.fromEntries(names.map((n) => [n, params[n]]));
+    const current = await executeRead(read, operationContext(request.actor!, deps.orm, deps.services, request.log), input);
+    const representation = reply.serializeInput(current as Record<string, unknown>, readResponseSchema(read) as TObject);
+    if (!ifMatchHolds(header, entityTag(representation))) throw new PreconditionFailedError();
+    const body = request.body as Record<string, unknown> | undefined;
+    const version = (current as { version?: unknown }).version;
+    if (versioned && body && typeof body === 'object' && body.version === undefined && typeof version === 'number') body.version = version;
+  };
+}
+
+/** A lost update under If-Match is a failed precondition (412), not the 409 it is otherwise. */
+export function preconditionFailure(error: unknown, request: FastifyRequest): boolean {
+  return request.headers['if-match'] !== undefined && (error instanceof VersionConflictError || error instanceof OptimisticLockError);
+}

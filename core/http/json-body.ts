@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+import { BadRequestError } from '../errors.ts';
+
+/** The deepest nesting of objects and arrays a JSON body may have; no request schema comes near it. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * True when `text` nests objects/arrays deeper than `max`. A single pass over the characters,
+ * without recursion, before anything parses or walks the value: a body nested 10,000 deep
+ * would otherwise overflow the stack of every recursive check after the parser.
+ */
+export function jsonDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/**
+ * Replaces the JSON body parser with one that refuses over-deep bodies (400) and otherwise
+ * is Fastify's own (prototype-poisoning checks, body limit → 413, malformed → 400).
+ */
+export function registerJsonParser(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (jsonDeeperThan(body as string, MAX_JSON_DEPTH)) {
+      done(new BadRequestError(`The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+      return;
+    }
+    parse(request, body as string, done);
+  });
+}

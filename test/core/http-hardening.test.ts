@@ -1,0 +1,91 @@
+// Issue 11, points 9 and 10: hostile bodies and URLs get a 4xx envelope (never a 500), and
+// authentication comes before anything the router could reveal about existing routes.
+import t, { type Test } from 'tap';
+import { startTestServer, type Response } from '../support/server.ts';
+
+const server = await startTestServer(t);
+const org = await server.organization();
+const alice = await server.member(org);
+const k = { key: alice.key };
+const json = { 'content-type': 'application/json' };
+
+function assertEnvelope(t: Test, res: Response, status: number) {
+  t.equal(res.status, status, `status ${status}`);
+  t.match(res.headers.get('content-type'), /^application\/json/);
+  t.same(Object.keys(res.body ?? {}).filter((f) => !['details', 'errors'].includes(f)).sort(), ['error', 'message', 'path', 'statusCode', 'timestamp']);
+  t.equal(res.body.statusCode, status);
+  t.notMatch(res.text, /\bat .+\.(ts|js):\d+|node_modules|FST_ERR/, 'no internals');
+  t.ok(res.headers.get('x-request-id'), 'names the request');
+}
+
+function assertUnauthorized(t: Test, res: Response) {
+  t.equal(res.status, 401, '401 before anything else');
+  t.equal(res.text, '', 'empty body');
+  t.match(res.headers.get('www-authenticate'), /^ApiKey /);
+}
+
+const nested = (depth: number, leaf = '1') => '['.repeat(depth) + leaf + ']'.repeat(depth);
+
+t.test('bodies nested 10,000 deep are 400 with the envelope, on every write and on /mcp', async (t) => {
+  const project = (await server.post('/api/v1/projects', { code: 'H', name: 'Hardening', description: 'd' }, k)).body;
+  const bodies = [nested(10_000), '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000), `{"code":${nested(10_000)}}`];
+  for (const body of bodies) {
+    for (const [method, path] of [['POST', '/api/v1/projects'], ['PUT', `/api/v1/projects/${project.id}`], ['PATCH', `/api/v1/studies/${crypto.randomUUID()}/move`]]) {
+      const res = await server.request(method, path, { ...k, body, headers: json });
+      assertEnvelope(t, res, 400);
+      t.match(res.body.message, /nested deeper than 64/);
+    }
+  }
+  const mcp = await server.request('POST', '/mcp', { ...k, body: nested(10_000), headers: { ...json, accept: 'application/json, text/event-stream' } });
+  t.equal(mcp.status, 400);
+  t.equal(mcp.body.jsonrpc, '2.0', 'a JSON-RPC error on /mcp');
+  t.type(mcp.body.error.code, 'number');
+});
+
+t.test('the depth cap counts brackets outside strings only, and 64 levels still parse', async (t) => {
+  // Brackets inside a string are text, not nesting: this is a valid project.
+  const res = await server.post('/api/v1/projects', { code: '[[[{', name: '{'.repeat(100) + '"\\' + '['.repeat(100), description: 'd' }, k);
+  t.equal(res.status, 201);
+  // 64 levels parse: the answer is the schema's own validation error naming the field.
+  const deep = await server.request('POST', '/api/v1/projects', { ...k, body: `{"code":${nested(63, '"x"')},"name":"n","description":"d"}`, headers: json });
+  assertEnvelope(t, deep, 400);
+  t.same(deep.body.errors.map((e: { field: string }) => e.field), ['code']);
+  const over = await server.request('POST', '/api/v1/projects', { ...k, body: `{"code":${nested(64, '"x"')}}`, headers: json });
+  assertEnvelope(t, over, 400);
+  t.match(over.body.message, /nested deeper than 64/);
+});
+
+t.test('a body over the size limit is 413 with the envelope', async (t) => {
+  const res = await server.post('/api/v1/projects', { code: 'x'.repeat(2_000_000), name: 'n', description: 'd' }, k);
+  assertEnvelope(t, res, 413);
+  t.equal(res.body.error, 'Payload Too Large');
+});
+
+t.test('an over-long path parameter: 401 without a key, the envelope with one', async (t) => {
+  const long = 'a'.repeat(5000);
+  for (const path of [`/api/v1/projects/${long}`, `/api/beta/projects/${long}`, `/api/v1/projects/${crypto.randomUUID()}/tasks/${long}`]) {
+    assertUnauthorized(t, await server.get(path));
+    assertUnauthorized(t, await server.get(path, { key: alice.key + 'x' }));
+    assertUnauthorized(t, await server.get(path, { headers: { authorization: 'Bearer abc' } }));
+    const res = await server.get(path, k);
+    assertEnvelope(t, res, 414);
+    t.equal(res.body.path, path);
+  }
+  // Malformed percent-encoding is refused by the router too: same order.
+  assertUnauthorized(t, await server.get('/api/v1/projects/%E0%A4%A'));
+  assertEnvelope(t, await server.get('/api/v1/projects/%E0%A4%A', k), 400);
+  // The internal mount refuses keys whatever the URL.
+  const internal = await server.get(`/api/i/things/${long}`, k);
+  t.equal(internal.status, 401);
+  t.equal(internal.text, '');
+});
+
+t.test('every error after authentication carries the envelope', async (t) => {
+  assertUnauthorized(t, await server.get('/api/v1/no-such-route'));
+  assertEnvelope(t, await server.get('/api/v1/no-such-route', k), 404);
+  // No PATCH on the collection: the router's "no such method" is a 404 envelope too.
+  assertEnvelope(t, await server.request('PATCH', '/api/v1/projects', k), 404);
+  assertEnvelope(t, await server.request('POST', '/api/v1/projects', { ...k, body: '<x/>', headers: { 'content-type': 'application/xml' } }), 415);
+  assertEnvelope(t, await server.request('POST', '/api/v1/projects', { ...k, body: '{"code":', headers: json }), 400);
+  assertEnvelope(t, await server.get(`/api/v1/projects/not-a-uuid`, k), 400);
+});
