@@ -13,6 +13,7 @@ import { validatorCompiler } from './validation.ts';
 import { proxyTransportGuard, tlsServerFactory } from './transport.ts';
 import { buildTools } from '../mcp/tools.ts';
 import { registerMcp } from '../mcp/route.ts';
+import { RequestLogController } from '../logging/request-log.ts';
 
 export interface AppOptions {
   kernel: Kernel;
@@ -67,6 +68,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     genReqId: () => crypto.randomUUID(),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // One line per request, its URL redacted (core/logging/request-log.ts).
+    logController: new RequestLogController(),
   });
   app.setValidatorCompiler(validatorCompiler());
   if (config.trustProxy) app.addHook('onRequest', proxyTransportGuard);
