@@ -153,10 +153,11 @@ const env = () => ({ ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C' });
 
 /**
  * `initdb` with the password passed through a 0600 file in a fresh 0700 directory that only the
- * account running PostgreSQL can open, removed right after.
+ * account running PostgreSQL can open, removed right after. It sits next to the cluster (a place
+ * that account can reach, unlike a private TMPDIR), never in a shared temporary directory.
  */
 export async function initCluster(bin: Binaries, dir: string, user: string, password: string, account: Account | undefined): Promise<void> {
-  const secretDir = await fs.mkdtemp(path.join(os.tmpdir(), 'labdata-initdb-'));
+  const secretDir = await fs.mkdtemp(path.join(path.dirname(dir), '.initdb-'));
   try {
     const pwfile = path.join(secretDir, 'pw');
     await fs.writeFile(pwfile, password + '\n', { mode: 0o600, flag: 'wx' });
