@@ -87,8 +87,8 @@ export function reachable(target: string, account: Account): boolean {
  * The binaries as `account` can run them: in place when it can reach them, else a copy under
  * SYSTEM_DIR (a clone under a private home directory, e.g. /root/work, mode 0700).
  */
-export async function binariesFor(account: Account | undefined, log: (msg: string) => void): Promise<Binaries> {
-  const bin = await packagedBinaries();
+export async function binariesFor(account: Account | undefined, log: (msg: string) => void, packaged?: Binaries): Promise<Binaries> {
+  const bin = packaged ?? (await packagedBinaries());
   if (!account || reachable(bin.postgres, account)) return bin;
   // The package directory holds bin/, lib/ and share/, found relative to the binary.
   const nativeDir = path.dirname(path.dirname(bin.postgres));

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, watch, writeFileSync, lstatSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, watch, writeFileSync, lstatSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -134,3 +135,24 @@ function removeRelocatedCluster(dir: string) {
     // nothing was relocated
   }
 }
+
+t.test('binaries the PostgreSQL account cannot reach (node_modules in a private directory) are used from a reachable copy', async (t) => {
+  const { binariesFor, clusterAccount, packagedBinaries, reachable } = await import('../../core/db/postgres-cluster.ts');
+  const packaged = await packagedBinaries();
+  const nativeDir = dirname(dirname(packaged.postgres));
+  const home = dataDir(t, 0o700);
+  cpSync(nativeDir, join(home, 'native'), { recursive: true, verbatimSymlinks: true });
+  const hidden = { initdb: join(home, 'native', 'bin', 'initdb'), postgres: join(home, 'native', 'bin', 'postgres') };
+  const account = await clusterAccount();
+  const bin = await binariesFor(account, () => {}, hidden);
+  if (!account) {
+    t.same(bin, hidden, 'not root: PostgreSQL runs as this user, the binaries stay where they are');
+    return;
+  }
+  t.teardown(() => rmSync(dirname(dirname(bin.postgres)), { recursive: true, force: true }));
+  t.notOk(reachable(hidden.postgres, account), 'the packaged binaries are out of reach');
+  t.ok(reachable(bin.postgres, account), 'the copy is reachable');
+  const version = spawnSync(bin.postgres, ['--version'], { uid: account.uid, gid: account.gid, encoding: 'utf8' });
+  t.equal(version.status, 0, version.stderr);
+  t.match(version.stdout, /PostgreSQL/);
+});
