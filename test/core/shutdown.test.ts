@@ -4,6 +4,8 @@ import https from 'node:https';
 import net from 'node:net';
 import { join } from 'node:path';
 import tls from 'node:tls';
+import { spawn } from 'node:child_process';
+import { cliEnv } from '../cli/labdata-cli.ts';
 import { dataDir, eventually, get, isRunning, postmasterPid, projectRoot, serve, stop, stopLeftCluster } from '../support/serve-process.ts';
 
 // Real signals on a real `labdata serve` with its embedded PostgreSQL: what an operator's
@@ -54,19 +56,36 @@ t.test('SIGTERM: pre-connected and idle connections close at once, the request i
   t.match(served.stderr(), /"msg":"stopped"/);
 });
 
-t.test('a killed server (SIGKILL) takes its embedded PostgreSQL with it; Ctrl-C under npm start stops cleanly', async (t) => {
+t.test('a killed server (SIGKILL) takes its embedded PostgreSQL with it; npm start stopped by a service manager or Ctrl-C leaves nothing behind', async (t) => {
   const served = await serve(t, { LABDATA_DATA_DIR: dir, LABDATA_PLUGINS: plugins });
   const pgPid = postmasterPid(dir);
   t.ok(pgPid && isRunning(pgPid));
   t.same(await stop(served, 'SIGKILL'), { code: null, signal: 'SIGKILL' });
   t.ok(await eventually(() => !isRunning(pgPid), 20_000), 'the orphaned PostgreSQL stops by itself');
-  // And the next start finds the data intact.
-  const again = await serve(t, { LABDATA_DATA_DIR: dir, LABDATA_PLUGINS: plugins });
-  t.equal(again.stdout(), `listening on ${again.url}\n`, 'same database: no new demo key');
-  // Ctrl-C under `npm start` arrives twice at once: from the terminal and forwarded by npm.
+  // The next start (through `npm start`) finds the data intact.
+  const npm = spawn('npm', ['start', '--silent'], { cwd: projectRoot, env: cliEnv({ LABDATA_DATA_DIR: dir, LABDATA_PLUGINS: plugins, LABDATA_PORT: '0' }), detached: true });
+  const npmExited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+  t.teardown(() => {
+    try {
+      process.kill(-npm.pid!, 'SIGKILL');
+    } catch {
+      // the group is gone already
+    }
+  });
+  let out = '';
+  npm.stdout!.on('data', (c) => (out += c));
+  npm.stderr!.resume();
+  t.ok(await eventually(() => out.includes('listening on https://'), 60_000), 'npm start serves');
+  t.notMatch(out, /API key/, 'same database: no new demo key');
   const againPg = postmasterPid(dir);
-  again.proc.kill('SIGINT');
-  again.proc.kill('SIGINT');
-  t.same(await again.exited, { code: 0, signal: null }, 'exit 0, not the forced exit of a second Ctrl-C');
-  t.notOk(isRunning(againPg), 'the embedded PostgreSQL is stopped');
+  const serverPid = Number(readFileSync(`/proc/${againPg}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+  t.ok(isRunning(serverPid), 'the server runs under npm');
+  // A service manager stops npm (SIGTERM to its pid only: npm forwards it to the server), and
+  // the server is signalled twice at once, as a Ctrl-C in a terminal does (the terminal signals
+  // the whole process group, npm forwards it once more).
+  process.kill(serverPid, 'SIGINT');
+  process.kill(npm.pid!, 'SIGTERM');
+  t.equal(await npmExited, 0, 'npm start ends with 0: the server got the signal and stopped cleanly, not by a forced second signal');
+  t.ok(await eventually(() => !isRunning(serverPid)), 'no node process left');
+  t.notOk(isRunning(againPg), 'no PostgreSQL process left');
 });
