@@ -57,10 +57,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
     throw err instanceof PluginLoadError ? err : databaseFailure(err, config.databaseUrl);
   }
   let app: FastifyInstance;
-  let connections: ReturnType<typeof trackConnections>;
   try {
     app = await buildApp({ kernel: runtime.kernel, orm: runtime.orm, tls: tlsFiles, logger: log as unknown as FastifyBaseLogger });
-    connections = trackConnections(app.server as unknown as https.Server, config.trustProxy);
+    const connections = trackConnections(app.server as unknown as https.Server, config.trustProxy);
     // Fastify calls this right before server.close(): pre-connected sockets go too (see connections.ts).
     const closeIdle = app.server.closeIdleConnections.bind(app.server);
     app.server.closeIdleConnections = () => {
@@ -112,6 +111,23 @@ const SHUTDOWN_GRACE_MS = 30_000;
 const REPEAT_WINDOW_MS = 1_000;
 
 export async function serve(config: Config): Promise<void> {
+  // Listening from the start: a stop requested while starting is honoured once started (the
+  // default action would kill the process half-way, with an exit code that says "crashed").
+  let requested: NodeJS.Signals | undefined;
+  let requestedAt = 0;
+  let shutdown = (signal: NodeJS.Signals) => {
+    if (!requested) {
+      requested = signal;
+      requestedAt = Date.now();
+    } else if (Date.now() - requestedAt >= REPEAT_WINDOW_MS) {
+      // Asked again while still starting (a database that does not answer, say): give up now.
+      process.stderr.write(`labdata: ${signal} again while starting: exiting\n`);
+      process.exit(1);
+    }
+  };
+  const onSignal = (signal: NodeJS.Signals) => shutdown(signal);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   let server: RunningServer;
   try {
     server = await startServer(config);
@@ -123,7 +139,7 @@ export async function serve(config: Config): Promise<void> {
   }
   const { log } = server.runtime;
   let stoppingSince = 0;
-  const shutdown = (signal: NodeJS.Signals) => {
+  shutdown = (signal: NodeJS.Signals) => {
     if (stoppingSince) {
       if (Date.now() - stoppingSince < REPEAT_WINDOW_MS) return;
       // A second Ctrl-C: the operator does not want to wait (the database still stops: it
@@ -148,6 +164,5 @@ export async function serve(config: Config): Promise<void> {
       },
     );
   };
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
+  if (requested) shutdown(requested);
 }
