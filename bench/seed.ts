@@ -69,7 +69,7 @@ export async function seed(em: EntityManager, counters: CounterService, opts: Se
         await tx.execute(
           `insert into project (id, organization_id, code, name, description, visibility, status, archived, created_by_id, created_at, updated_at)
            select gen_random_uuid(), ?, 'P-' || g, 'Project ' || g, 'Seeded',
-                  case when g % 20 < 8 then 'PUBLIC' when g % 20 < 15 then 'PROTECTED' else 'PRIVATE' end,
+                  case when (g / 10) % 20 < 8 then 'PUBLIC' when (g / 10) % 20 < 15 then 'PROTECTED' else 'PRIVATE' end,
                   'ACTIVE', false, x.ous[1 + g % array_length(x.ous, 1)], now() - g * interval '1 second', now() - g * interval '1 second'
              from generate_series(1, ?) g,
                   (select array_agg(ou.id order by ou.id) ous from organization_user ou join app_user u on u.id = ou.user_id

@@ -17,6 +17,8 @@ export interface Config {
   logLevel: string;
   /** LABDATA_SECRET_KEY: 32 bytes (base64 or hex) sealing stored credentials; unset: `<dataDir>/secret.key`. */
   secretKey: string | undefined;
+  /** LABDATA_JOB_CONCURRENCY: most background jobs (provisioning) running at once per process. */
+  jobConcurrency: number;
 }
 
 export class ConfigError extends Error {}
@@ -43,6 +45,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (Boolean(certFile) !== Boolean(keyFile)) {
     throw new ConfigError('LABDATA_TLS_CERT and LABDATA_TLS_KEY must be set together');
   }
+  const jobConcurrency = Number(env.LABDATA_JOB_CONCURRENCY || 8);
+  if (!Number.isInteger(jobConcurrency) || jobConcurrency < 1 || jobConcurrency > 256) {
+    throw new ConfigError(`LABDATA_JOB_CONCURRENCY must be a whole number from 1 to 256, got "${env.LABDATA_JOB_CONCURRENCY}"`);
+  }
   return {
     databaseUrl: env.LABDATA_DATABASE_URL || undefined,
     dataDir: path.resolve(env.LABDATA_DATA_DIR || './.data'),
@@ -56,5 +62,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mcpAllowedHosts: list(env.LABDATA_MCP_ALLOWED_HOSTS) ?? [],
     logLevel: env.LABDATA_LOG_LEVEL || 'info',
     secretKey: env.LABDATA_SECRET_KEY || undefined,
+    jobConcurrency,
   };
 }

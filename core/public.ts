@@ -13,6 +13,8 @@ export { ADMIN_ROLE } from './auth/api-keys.ts';
 export { HttpError, ValidationError, BadRequestError, ForbiddenError, NotFoundError, ConflictError, type FieldError } from './errors.ts';
 export { sql, raw, join, query, queryOne, isoDate, Sql } from './db/sql.ts';
 export type { MigrationDefinition } from './db/orm.ts';
+export { writeTransaction, RestartTransaction } from './db/transaction.ts';
+export { lockRows, lockLocated, lockChildren, LOCK_ORDER, type RowLock, type LockTable } from './db/locks.ts';
 export { classTotal, recordTotal, visibleTotal, OPEN_CLASSES, NIL_ACTOR, type CounterSource, type CounterService } from './counters/index.ts';
 export { fetchPage, pageSchema, type PageRequest, type SortSpec } from './pagination/index.ts';
 export { VISIBILITIES, type Visibility, type AccessColumns } from './permissions/index.ts';

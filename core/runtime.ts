@@ -55,7 +55,7 @@ export async function openRuntime(config: Config, log: Logger = createLogger(con
   if (jobs.defined && options.jobs !== 'off') {
     // pg-boss installs or migrates its own schema (`pgboss`) here, so `labdata migrate` covers it.
     try {
-      await jobs.start({ url: db.url, orm, services: kernel.services, log: log as unknown as FastifyBaseLogger, workers: options.jobs === 'workers' });
+      await jobs.start({ url: db.url, orm, services: kernel.services, log: log as unknown as FastifyBaseLogger, workers: options.jobs === 'workers', concurrency: config.jobConcurrency });
     } catch (err) {
       await orm.close();
       await db.stop();

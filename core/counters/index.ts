@@ -27,6 +27,8 @@ export interface CounterSource {
   plugin: string;
   tables: string[];
   statements: string[];
+  /** Statements that derive from the rebuilt counters themselves: run after every source's `statements`. */
+  derived?: string[];
 }
 
 export type Progress = (step: string, done: number, total: number) => void;
@@ -45,11 +47,16 @@ export class CounterService {
    */
   async recount(em: EntityManager, progress: Progress = () => {}): Promise<{ statements: number }> {
     const tables = [...new Set(this.#sources.flatMap((s) => s.tables))].sort();
-    const statements = this.#sources.flatMap((s) => s.statements.map((text, i) => ({ name: `${s.plugin} ${i + 1}`, text })));
+    const statements = [
+      ...this.#sources.flatMap((s) => s.statements.map((text, i) => ({ name: `${s.plugin} ${i + 1}`, text }))),
+      ...this.#sources.flatMap((s) => (s.derived ?? []).map((text, i) => ({ name: `${s.plugin} derived ${i + 1}`, text }))),
+    ];
     const total = statements.length + 2;
     await em.transactional(async (tx) => {
       progress('lock', 0, total);
       if (tables.length) await tx.execute(`lock table ${tables.join(', ')} in share mode`);
+      // Triggers that derive counts from counts stand aside while those are rebuilt.
+      await tx.execute(`set local labdata.recount = 'on'`);
       await tx.execute('delete from visibility_count');
       await tx.execute('delete from record_count');
       progress('clear', 1, total);
@@ -85,9 +92,9 @@ export function recordTotal(ids: Sql, kind: string, categories?: readonly string
 /** The classes every organization user sees without a grant (README, permission rules). */
 export const OPEN_CLASSES = ['PUBLIC', 'PROTECTED'] as const;
 
-/** The total of `kind` the actor may view, given the PRIVATE projects they are granted (`privateProjects`). */
-export function visibleTotal(actor: Actor, kind: string, privateProjects: Sql, categories?: readonly string[]): Sql {
+/** The total of `kind` the actor may view, given the total of it in the PRIVATE projects they are granted. */
+export function visibleTotal(actor: Actor, kind: string, privateTotal: Sql, categories?: readonly string[]): Sql {
   if (actor.isAdmin) return classTotal(actor.organizationId, kind, { categories });
   return sql`(${classTotal(actor.organizationId, kind, { classes: OPEN_CLASSES, categories })}
-    + ${recordTotal(privateProjects, kind, categories)})`;
+    + ${privateTotal})`;
 }

@@ -40,6 +40,9 @@ export async function createOrm(options: OrmOptions): Promise<Orm> {
     // Each request and each tool call forks its own EntityManager (no shared identity map).
     allowGlobalContext: false,
     pool: { min: 0, max: 10 },
+    // A request waits at most this long for a connection (pool exhausted, database hung), then
+    // fails as "database unavailable" (503 with Retry-After, core/db/errors.ts) instead of hanging.
+    driverOptions: { connectionTimeoutMillis: 5_000 },
   });
 }
 

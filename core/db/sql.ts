@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 /**
@@ -47,7 +48,7 @@ export function join(parts: Sql[], separator = ', '): Sql {
 const pools = new WeakMap<object, Promise<NativePool>>();
 
 interface NativePool {
-  query(config: { text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+  query(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
 }
 
 function nativePool(em: EntityManager): Promise<NativePool> {
@@ -63,17 +64,31 @@ function nativePool(em: EntityManager): Promise<NativePool> {
 /** Sees every statement `query` runs (the plan-guard tests EXPLAIN them); unset in production. */
 export const statementObserver: { observe?: (q: Sql) => void } = {};
 
-/** `?` placeholders as PostgreSQL's `$1, $2, ...`, memoised per statement text. */
-const numbered = new Map<string, string>();
-export function numberedText(text: string): string {
-  let out = numbered.get(text);
+interface Prepared {
+  name: string;
+  text: string;
+}
+
+/**
+ * `?` placeholders as PostgreSQL's `$1, $2, ...`, with a statement name derived from the text,
+ * memoised per statement text. Statement texts are built by code, so the set is bounded; past
+ * the cap (a bug) statements run unnamed instead of growing every connection's cache.
+ */
+const prepared = new Map<string, Prepared>();
+function prepare(text: string): Prepared {
+  let out = prepared.get(text);
   if (out === undefined) {
     let i = 0;
-    out = text.replace(/\?/g, () => `$${++i}`);
-    // Statement texts are built by code, so the set is bounded; the cap only guards against a bug.
-    if (numbered.size < 5000) numbered.set(text, out);
+    const numbered = text.replace(/\?/g, () => `$${++i}`);
+    if (prepared.size >= 5000) return { name: '', text: numbered };
+    out = { name: 'l' + crypto.createHash('sha1').update(numbered).digest('base64url').slice(0, 20), text: numbered };
+    prepared.set(text, out);
   }
   return out;
+}
+
+export function numberedText(text: string): string {
+  return prepare(text).text;
 }
 
 /**
@@ -86,7 +101,10 @@ export async function query<T = Record<string, unknown>>(em: EntityManager, q: S
   statementObserver.observe?.(q);
   if (em.isInTransaction()) return (await em.execute(q.text, [...q.params])) as T[];
   const pool = await nativePool(em);
-  const result = await pool.query({ text: numberedText(q.text), values: q.params as unknown[] });
+  // Named, so each pooled connection parses and plans a hot read once (PostgreSQL then reuses
+  // the plan): planning these permission-filtered statements costs more than running them.
+  const { name, text } = prepare(q.text);
+  const result = await pool.query({ name: name || undefined, text, values: q.params as unknown[] });
   return result.rows as T[];
 }
 
@@ -95,9 +113,19 @@ export async function queryOne<T = Record<string, unknown>>(em: EntityManager, q
   return rows[0];
 }
 
-/** Raw timestamps come back as text from MikroORM's pg driver; the wire wants ISO 8601 UTC. */
+const PG_UTC = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d+))?\+00$/;
+
+/**
+ * Raw timestamps come back as text from the pg driver; the wire wants ISO 8601 UTC with
+ * milliseconds. The session runs in UTC, so the common case is a rewrite of the text (parsing
+ * every timestamp of a page through Date showed up in profiles); anything else goes through Date.
+ */
 export function isoDate(value: unknown): string | null {
   if (value === null || value === undefined) return null;
+  if (typeof value === 'string') {
+    const m = PG_UTC.exec(value);
+    if (m) return `${m[1]}T${m[2]}.${(m[3] ?? '').padEnd(3, '0').slice(0, 3)}Z`;
+  }
   const d = value instanceof Date ? value : new Date(String(value));
   return d.toISOString();
 }

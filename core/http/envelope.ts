@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { DriverException, OptimisticLockError, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { HttpError, ValidationError, type FieldError } from '../errors.ts';
+import { databaseFailure } from '../db/errors.ts';
 
 /** The spec's error envelope. 401 and 403 never carry one (empty body). */
 export interface ErrorEnvelope {
@@ -75,18 +75,10 @@ export function fieldErrors(issues: AjvIssue[], context: string | undefined): Fi
   return out.filter((e) => !unionNoise.has(e) || !out.some((o) => o.field === e.field && !unionNoise.has(o)));
 }
 
-/** The SQLSTATE of a database error, whether MikroORM wrapped it or the driver threw it. */
-function databaseErrorState(error: unknown): string | undefined {
-  if (!(error instanceof Error)) return undefined;
-  const e = error as Error & { sqlState?: unknown; code?: unknown };
-  const state = typeof e.sqlState === 'string' ? e.sqlState : e.code;
-  const fromDatabase = error instanceof DriverException || error.constructor?.name === 'DatabaseError';
-  return fromDatabase && typeof state === 'string' && /^[0-9A-Z]{5}$/.test(state) ? state : undefined;
-}
-
 /**
  * The single error handler: every thrown error becomes the envelope. Client mistakes keep
- * their 4xx; anything unknown is a 500 whose message never reveals internals.
+ * their 4xx; database errors get their meaning (core/db/errors.ts), a lost database a 503 with
+ * `Retry-After`; anything unknown is a 500 whose message never reveals internals.
  */
 export function handleError(error: FastifyError & { validation?: AjvIssue[]; validationContext?: string }, request: FastifyRequest, reply: FastifyReply) {
   if (error.validation) {
@@ -96,19 +88,13 @@ export function handleError(error: FastifyError & { validation?: AjvIssue[]; val
     return sendError(request, reply, 400, error.message, error.errors);
   }
   if (error instanceof HttpError) return sendError(request, reply, error.statusCode, error.message);
-  const sqlState = databaseErrorState(error);
-  if (error instanceof OptimisticLockError || sqlState === '40001' || sqlState === '40P01') {
-    // A lost update, or two transactions that PostgreSQL could not both let through.
-    return sendError(request, reply, 409, 'The record was changed by another request; reload it and try again');
-  }
-  if (error instanceof UniqueConstraintViolationException || sqlState === '23505') {
-    return sendError(request, reply, 409, 'A record with the same unique value already exists');
-  }
-  if (sqlState?.startsWith('22')) {
-    // Class 22 (data exception): a value PostgreSQL cannot store, e.g. a NUL character in
-    // text or a number out of range. The caller's input, so 400; the database text stays in the log.
-    request.log.info({ err: error }, 'request value refused by the database');
-    return sendError(request, reply, 400, 'A value in the request cannot be stored (for example it contains a NUL character or is out of range)');
+  const failure = databaseFailure(error);
+  if (failure) {
+    // The database's own text stays in the log: it may name tables, columns and values.
+    if (failure.status === 503) request.log.warn({ err: error }, 'database unavailable');
+    else request.log.info({ err: error }, 'request refused by the database');
+    if (failure.retryAfter) reply.header('retry-after', String(failure.retryAfter));
+    return sendError(request, reply, failure.status, failure.message);
   }
   const status = error.statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {

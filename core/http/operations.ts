@@ -6,6 +6,7 @@ import { StatusResult, type OperationContext, type PagedRead, type ReadDefinitio
 import { MAX_PAGE_SIZE, pageEnvelope, pageQuerySchema, pageSchema, parsePageRequest } from '../pagination/index.ts';
 import type { Actor } from '../auth/api-keys.ts';
 import { ValidationError, type FieldError } from '../errors.ts';
+import { idempotency, isCreate } from './idempotency.ts';
 
 /** The response schema of a read as both surfaces serialize it. */
 export function readResponseSchema(def: ReadDefinition): TSchema {
@@ -65,6 +66,7 @@ export function registerOperations(
   opts: { reads: ReadDefinition[]; writes: WriteDefinition[]; orm: Orm; services: KernelServices; hidden: boolean },
 ) {
   const { orm, services, hidden } = opts;
+  const idempotent = idempotency(orm);
   for (const def of opts.reads) {
     app.route({
       method: 'GET',
@@ -91,6 +93,8 @@ export function registerOperations(
     if (def.alternativeStatus && def.response) response[def.alternativeStatus] = def.response;
     // OpenAPI requires at least one response per operation; a null schema documents "no body".
     if (def.status === 204) response[204] = Type.Null({ description: 'No content' });
+    // Creates honour `Idempotency-Key` (core/http/idempotency.ts): claimed or replayed before validation.
+    const create = isCreate(def);
     app.route({
       method: def.method,
       url: def.path,
@@ -105,14 +109,15 @@ export function registerOperations(
         body: def.body,
         response,
       }),
-      preValidation: async (request: FastifyRequest) => {
+      ...(create ? { onSend: idempotent.onSend } : {}),
+      preValidation: [...(create ? [idempotent.preValidation(def)] : []), async (request: FastifyRequest) => {
         // A body whose every field is optional may be left out altogether (`POST` with no body).
         if (request.body === undefined && def.body && !(def.body as TObject).required?.length) request.body = {};
         rejectNulCharacters(request.params);
         rejectNulCharacters(request.query);
         rejectNulCharacters(request.body);
         def.preValidate?.(request.body);
-      },
+      }],
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
         const result = await def.run(operationContext(request.actor!, orm, services, request.log), {
           params: (request.params ?? {}) as never,

@@ -2,23 +2,32 @@
  * The durable job queue (kernel service `services.jobs`), on pg-boss (PostgreSQL-backed).
  *
  * API for plugins:
- *   - `jobs.define(plugin, { name, handler, retryLimit?, retryDelaySeconds?, retryBackoff?, expireInSeconds?, onFailed? })`
+ *   - `jobs.define(plugin, { name, handler, retryLimit?, retryDelaySeconds?, retryBackoff?, expireInSeconds?, group?, onFailed? })`
  *     in `setup`: a job type. `handler(ctx, payload)` runs in a worker; throwing retries it (with
  *     backoff) until `retryLimit` retries are used up, then `onFailed(ctx, payload, reason)` runs once.
- *     A handler must be idempotent: a process killed mid-job runs it again after restart (once
- *     the job's `expireInSeconds` has passed).
+ *     A handler must be idempotent: a job whose process died mid-run runs again once its
+ *     heartbeat is stale (`heartbeatSeconds`, 20 s by default), on any instance.
+ *   - `jobs.limit(group, n)` in `setup`: at most `n` handlers of a concurrency group (a vendor;
+ *     a definition's group defaults to its plugin) run at once in this process.
  *   - `jobs.enqueue(em, name, payload, opts?)` INSIDE the write's transaction
  *     (`em.transactional(async (em) => ...)`): the job row is written on the transaction's own
  *     connection, so a job exists if and only if the transaction commits.
  *
  * The runtime (server, CLI `migrate`, tests) attaches pg-boss with `start(...)`; workers run only
  * where asked (`workers: true`), and `stop()` ends them before the pool closes.
+ *
+ * Throughput: each queue has several workers (at most `concurrency`, or its group's limit); a
+ * committed job wakes them through LISTEN/NOTIFY, a worker that got a job wakes its idle siblings
+ * and fetches again at once, so a backlog drains at full concurrency instead of one job per poll.
+ * Every handler also takes a slot of the process-wide limiter, so `concurrency` bounds the whole
+ * process however many queues there are.
  */
 import { fromKysely, PgBoss, type Db as IDatabase, type JobWithMetadata, type KyselyTransactionLike } from 'pg-boss';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Orm } from '../db/orm.ts';
 import type { KernelServices } from '../kernel/services.ts';
+import { Limiter } from './limiter.ts';
 
 /** What a job handler gets: its own EntityManager (no request, no transaction), services, log. */
 export interface JobContext {
@@ -42,8 +51,10 @@ export interface JobDefinition<P extends object = any> {
   retryDelaySeconds?: number;
   /** Exponential backoff with jitter (default true). */
   retryBackoff?: boolean;
-  /** A run still active after this long is presumed dead (killed process) and retried (default 300). */
+  /** A run still going after this long is stopped and retried (a hung handler; default 300). */
   expireInSeconds?: number;
+  /** Concurrency group for `jobs.limit` (default: the defining plugin, i.e. its vendor). */
+  group?: string;
   /** Runs once when retries are exhausted (including a last run that never finished). */
   onFailed?(ctx: JobContext, payload: P, reason: string): Promise<void>;
 }
@@ -65,11 +76,24 @@ export interface JobQueueOptions {
   retryDelayScale?: number;
   /** Overrides every definition's expireInSeconds (tests of a killed process). */
   expireInSeconds?: number;
-  /** Worker poll interval, seconds (default 2; minimum 0.5). */
+  /** Worker poll interval, seconds (default 2; minimum 0.5): the backstop for retries coming due. */
   pollingIntervalSeconds?: number;
-  /** How often pg-boss looks for expired runs, seconds (default 60; minimum 1). */
+  /** How often pg-boss looks for dead or expired runs, seconds (default 15; minimum 1). */
   superviseIntervalSeconds?: number;
+  /** Most job handlers running at once in this process (LABDATA_JOB_CONCURRENCY, default 8). */
+  concurrency?: number;
+  /**
+   * A running job's worker refreshes its heartbeat every half of this; a run whose heartbeat is
+   * older (its process died) is retried (default 20; pg-boss's minimum is 10).
+   */
+  heartbeatSeconds?: number;
 }
+
+export const DEFAULT_JOB_CONCURRENCY = 8;
+const DEFAULT_HEARTBEAT_SECONDS = 20;
+const DEFAULT_SUPERVISE_SECONDS = 15;
+/** Workers beyond the first of a queue poll rarely: they are woken by NOTIFY and by their siblings. */
+const SIBLING_POLLING_SECONDS = 30;
 
 const FAILED_SUFFIX = '.failed';
 const SCHEMA = 'pgboss';
@@ -80,6 +104,9 @@ export class JobQueue {
   #options: JobQueueOptions | undefined;
   #workersRunning = false;
   #active = new Set<Promise<unknown>>();
+  #groupLimits = new Map<string, number>();
+  #limiter = new Limiter(DEFAULT_JOB_CONCURRENCY);
+  #groupLimiters = new Map<string, Limiter>();
 
   /** Called in a plugin's `setup`. */
   define<P extends object>(plugin: string, def: JobDefinition<P>): void {
@@ -87,6 +114,15 @@ export class JobQueue {
     const existing = this.#definitions.get(def.name);
     if (existing) throw new Error(`job ${def.name} is defined by both ${existing.plugin} and ${plugin}`);
     this.#definitions.set(def.name, { ...def, plugin } as JobDefinition & { plugin: string });
+  }
+
+  /**
+   * The per-vendor limit hook (setup): at most `limit` handlers of `group` run at once in this
+   * process (still within the process-wide `concurrency`). Jobs of a group default to their plugin.
+   */
+  limit(group: string, limit: number): void {
+    if (!Number.isInteger(limit) || limit < 1) throw new Error(`job concurrency limit of ${group} must be a positive integer`);
+    this.#groupLimits.set(group, limit);
   }
 
   /** Whether any plugin defined a job (the runtime skips pg-boss entirely otherwise). */
@@ -129,12 +165,15 @@ export class JobQueue {
     const boss = new PgBoss({
       connectionString: options.url,
       schema: SCHEMA,
-      max: 4,
+      // Fetches, completions and heartbeats of every worker share this pool (handlers use the ORM's).
+      max: 6,
       migrate: true,
       // Supervision (expiry of runs of killed processes, maintenance) where workers run.
       supervise: options.workers ?? false,
-      // pg-boss refuses an option given as undefined: only tests set these.
-      ...(options.superviseIntervalSeconds ? { superviseIntervalSeconds: options.superviseIntervalSeconds, monitorIntervalSeconds: options.superviseIntervalSeconds } : {}),
+      // Dead runs are found by this sweep: with the heartbeat, a dead worker's job is retried
+      // within heartbeatSeconds + this (35 s by default), well inside a minute.
+      superviseIntervalSeconds: options.superviseIntervalSeconds ?? DEFAULT_SUPERVISE_SECONDS,
+      monitorIntervalSeconds: options.superviseIntervalSeconds ?? DEFAULT_SUPERVISE_SECONDS,
       schedule: false,
       // Workers LISTEN: a job committed by a request wakes them at once (polling stays the backstop).
       useListenNotify: options.workers ?? false,
@@ -142,6 +181,8 @@ export class JobQueue {
       openTelemetry: { enabled: false },
     });
     boss.on('error', (err) => options.log.error({ err }, 'job queue error'));
+    this.#limiter = new Limiter(options.concurrency ?? DEFAULT_JOB_CONCURRENCY);
+    this.#groupLimiters = new Map([...this.#groupLimits].map(([group, n]) => [group, new Limiter(Math.min(n, this.#limiter.limit))]));
     await boss.start();
     this.#boss = boss;
     for (const def of this.#definitions.values()) {
@@ -156,15 +197,42 @@ export class JobQueue {
     const boss = this.#requireBoss();
     if (this.#workersRunning) return;
     this.#workersRunning = true;
-    const pollingIntervalSeconds = this.#options?.pollingIntervalSeconds ?? 2;
     for (const def of this.#definitions.values()) {
-      // Retries are not announced (only new jobs are): keep polling at the same pace with LISTEN on.
-      const options = { pollingIntervalSeconds, notifyPollingIntervalSeconds: pollingIntervalSeconds, includeMetadata: true } as const;
-      await boss.work(def.name, options, (jobs: JobWithMetadata<object>[]) => this.#track(Promise.all(jobs.map((job) => this.#run(def, job)))));
-      await boss.work(def.name + FAILED_SUFFIX, options, (jobs: JobWithMetadata<object>[]) =>
-        this.#track(Promise.all(jobs.map((job) => this.#runFailed(def, job)))),
+      const group = this.#groupLimiters.get(this.#group(def));
+      await this.#workers(boss, def.name, group?.limit ?? this.#limiter.limit, (job) => this.#limited(group, () => this.#run(def, job)));
+      // Failure notices are rare and short: one worker.
+      await this.#workers(boss, def.name + FAILED_SUFFIX, 1, (job) => this.#limited(undefined, () => this.#runFailed(def, job)));
+    }
+  }
+
+  /**
+   * `count` workers on one queue. The first polls at the base interval (retries coming due are
+   * not announced); the others poll rarely. A worker that got a job wakes every worker of its
+   * queue: idle siblings fetch at once, and it fetches again itself as soon as its job is done.
+   */
+  async #workers(boss: PgBoss, name: string, count: number, handle: (job: JobWithMetadata<object>) => Promise<void>) {
+    const base = this.#options?.pollingIntervalSeconds ?? 2;
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const interval = i === 0 ? base : Math.max(base, SIBLING_POLLING_SECONDS);
+      const options = { pollingIntervalSeconds: interval, notifyPollingIntervalSeconds: interval, includeMetadata: true, batchSize: 1 } as const;
+      ids.push(
+        await boss.work(name, options, (jobs: JobWithMetadata<object>[]) => {
+          if (jobs.length) for (const id of ids) boss.notifyWorker(id);
+          return this.#track(Promise.all(jobs.map(handle)));
+        }),
       );
     }
+  }
+
+  /** Runs within the process-wide limit and the group's own, taking the group slot first. */
+  async #limited(group: Limiter | undefined, fn: () => Promise<void>): Promise<void> {
+    if (!group) return this.#limiter.run(fn);
+    return group.run(() => this.#limiter.run(fn));
+  }
+
+  #group(def: JobDefinition & { plugin?: string }): string {
+    return def.group ?? def.plugin ?? def.name;
   }
 
   /**
@@ -230,6 +298,7 @@ export class JobQueue {
       // pg-boss turns a 0 delay with backoff into 1 s: no delay means no backoff.
       retryBackoff: retryDelay > 0 && (def.retryBackoff ?? true),
       expireInSeconds: this.#options?.expireInSeconds ?? def.expireInSeconds ?? 300,
+      heartbeatSeconds: Math.max(10, this.#options?.heartbeatSeconds ?? DEFAULT_HEARTBEAT_SECONDS),
     };
   }
 
@@ -296,7 +365,7 @@ function transactionExecutor(em: EntityManager): IDatabase {
 async function ensureQueue(
   boss: PgBoss,
   name: string,
-  options: { retryLimit: number; retryDelay: number; retryBackoff: boolean; expireInSeconds?: number; deadLetter?: string; notify: boolean },
+  options: { retryLimit: number; retryDelay: number; retryBackoff: boolean; expireInSeconds?: number; heartbeatSeconds?: number; deadLetter?: string; notify: boolean },
 ) {
   if (await boss.getQueue(name)) await boss.updateQueue(name, options);
   else await boss.createQueue(name, options);

@@ -10,6 +10,7 @@ import { ProvisioningService } from '../provisioning/index.ts';
 import { SecretBox } from '../secrets.ts';
 import { kernelEntities } from '../entities/index.ts';
 import { kernelMigrations } from '../entities/migrations.ts';
+import { idempotencyMigrations } from '../http/idempotency.ts';
 import type { MigrationDefinition } from '../db/orm.ts';
 import { ExtensionRegistry } from './extension-points.ts';
 import { loadPlugins, PluginLoadError } from './loader.ts';
@@ -49,7 +50,7 @@ export function assembleKernel(config: Config, plugins: PluginDefinition[], log:
   const reads: ReadDefinition[] = [];
   const writes: WriteDefinition[] = [];
   const entities = [...kernelEntities] as EntitySchema<any, any>[];
-  const migrations = [...kernelMigrations];
+  const migrations = [...kernelMigrations, ...idempotencyMigrations];
 
   for (const plugin of plugins) {
     entities.push(...(plugin.entities ?? []));

@@ -5,6 +5,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { HttpError, ValidationError } from '../errors.ts';
 import type { Orm } from '../db/orm.ts';
+import { databaseFailure, OUTAGE_RETRY_AFTER, type DatabaseFailure } from '../db/errors.ts';
 import type { KernelServices } from '../kernel/services.ts';
 import { executeRead, operationContext } from '../http/operations.ts';
 import type { Actor } from '../auth/api-keys.ts';
@@ -26,10 +27,25 @@ async function callTool(entry: ToolEntry, args: unknown, actor: Actor, orm: Orm,
       return errorResult(`${err.message}: ${err.errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`);
     }
     if (err instanceof HttpError && err.statusCode < 500) return errorResult(err.message);
+    const failure = databaseFailure(err);
+    if (failure?.status === 503) {
+      // Not the tool's answer but the service's state: a JSON-RPC error the client may retry.
+      log.warn({ err, tool: entry.tool.name }, 'tool call failed: database unavailable');
+      throw unavailable(failure);
+    }
+    if (failure) return errorResult(failure.message);
     // Anything else may carry SQL or internals: log it, tell the agent only that it failed.
     log.error({ err, tool: entry.tool.name }, 'tool call failed');
     return errorResult('Internal error while running the tool');
   }
+}
+
+/** JSON-RPC server error for "try again later" (the range -32000 to -32099 is the server's own). */
+const UNAVAILABLE_CODE = -32001;
+
+function unavailable(failure: DatabaseFailure) {
+  const data = { retryAfter: failure.retryAfter ?? OUTAGE_RETRY_AFTER };
+  return Object.assign(new Error(`Service unavailable: ${failure.message}`), { code: UNAVAILABLE_CODE, data });
 }
 
 /** The lower-case host name of a Host header or Origin value (no port, no IPv6 brackets). */
@@ -88,6 +104,14 @@ export function registerMcp(
     mcp.addHook('onRequest', opts.auth);
     // Body parse errors are JSON-RPC errors on this endpoint, not the REST envelope.
     mcp.setErrorHandler(async (error: { statusCode?: number; code?: string }, request, reply) => {
+      // The database lost while authenticating: 503 and `Retry-After`, still a JSON-RPC error.
+      const failure = databaseFailure(error);
+      if (failure?.status === 503) {
+        request.log.warn({ err: error }, 'MCP request failed: database unavailable');
+        const { code, message, data } = unavailable(failure);
+        reply.header('retry-after', String(data.retryAfter));
+        return reply.code(503).send({ jsonrpc: '2.0', error: { code, message, data }, id: null });
+      }
       const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
       if (status === 500) request.log.error({ err: error }, 'MCP request failed');
       return reply.code(status).send({ jsonrpc: '2.0', error: jsonRpcError(status, error.code), id: null });

@@ -91,8 +91,10 @@ export interface ExecutorOptions {
   /** First retry delay in seconds (default 2), doubled per retry with `retryBackoff` (default true). */
   retryDelaySeconds?: number;
   retryBackoff?: boolean;
-  /** A run still going after this long is presumed dead and rerun (default 300). */
+  /** A run still going after this long is stopped and rerun (default 300; a dead process is found sooner, by its heartbeat). */
   expireInSeconds?: number;
+  /** Concurrency group for `jobs.limit` (default: the plugin, i.e. its vendor). */
+  group?: string;
 }
 
 /** Throw from an executor to fail the step at once (no retry): e.g. the input can never work. */

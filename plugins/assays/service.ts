@@ -21,9 +21,13 @@ import {
   type PageRequest,
   type RecordExtensions,
   type Sql,
+  writeTransaction,
+  lockLocated,
+  lockChildren,
+  type RowLock,
 } from '../../core/public.ts';
 import { findAssayType } from '../assay-types/extensions.ts';
-import { studyAccessById } from '../studies/extensions.ts';
+import { studyAccessById, studyLocks } from '../studies/extensions.ts';
 import { visibleChildTotal } from '../projects/extensions.ts';
 import { Assay } from './entities.ts';
 import { assayAccess, type AssayRecord } from './extensions.ts';
@@ -115,8 +119,19 @@ export class AssayService {
     return row;
   }
 
-  /** Loads the entity for a write: 404 if not viewable, 403 if not a contributor on its project. */
-  async #forWrite(ctx: OperationContext, id: string) {
+  /**
+   * Loads the entity for a write (inside its transaction): locks its project and study
+   * (shared) and the assay, plus a move's target study and its project, in the kernel's lock
+   * order; then 404 if not viewable, 403 if not a contributor, judged on the current rows.
+   */
+  async #forWrite(ctx: OperationContext, id: string, targetStudyId?: string) {
+    const org = ctx.actor.organizationId;
+    await lockLocated(ctx.em, org, async () => {
+      const row = await queryOne<{ studyId: string }>(ctx.em, sql`select study_id as "studyId" from assay where id = ${id} and organization_id = ${org}`);
+      const locks: RowLock[] = row ? [...(await studyLocks(ctx, row.studyId, 'share')), { table: 'assay', id, mode: 'update' }] : [];
+      if (targetStudyId) locks.push(...(await studyLocks(ctx, targetStudyId, 'share')));
+      return locks;
+    });
     const row = await this.#find(ctx, id);
     ctx.services.permissions.assertContributor(row);
     return { assay: await ctx.em.findOneOrFail(Assay, { id, organizationId: ctx.actor.organizationId }), projectId: row.projectId };
@@ -129,8 +144,10 @@ export class AssayService {
 
   async create(ctx: OperationContext, body: CreateBody): Promise<AssayDto> {
     const startDate = parseDateInput('startDate', body.startDate);
-    const { assay, projectId } = await ctx.em.transactional(async (em) => {
+    const { assay, projectId } = await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
+      // The study (and its project) must not be deleted or moved between this check and the commit.
+      await lockLocated(em, ctx.actor.organizationId, () => studyLocks(tx, body.studyId, 'share'));
       const study = await studyAccessById(tx, body.studyId);
       ctx.services.permissions.assertContributor(study);
       const type = await findAssayType(em, ctx.actor.organizationId, body.assayTypeId);
@@ -170,7 +187,7 @@ export class AssayService {
 
   async update(ctx: OperationContext, id: string, body: UpdateBody): Promise<AssayDto> {
     const merged = { ...body, startDate: parseDateInput('startDate', body.startDate) };
-    const { assay, projectId } = await ctx.em.transactional(async (em) => {
+    const { assay, projectId } = await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const { assay: a, projectId } = await this.#forWrite(tx, id);
       if (body.assayTypeId !== undefined && body.assayTypeId !== a.assayTypeId) {
@@ -197,7 +214,7 @@ export class AssayService {
   }
 
   async setStatus(ctx: OperationContext, id: string, status: LifecycleStatus): Promise<AssayDto> {
-    const { assay, projectId } = await ctx.em.transactional(async (em) => {
+    const { assay, projectId } = await writeTransaction(ctx.em, async (em) => {
       const { assay: a, projectId } = await this.#forWrite({ ...ctx, em }, id);
       const oldStatus = transition('assay', a, status);
       if (oldStatus) {
@@ -216,7 +233,7 @@ export class AssayService {
 
   /** `POST /assays/:id/retry-initialization`: reruns the failed provisioning steps. */
   async retryInitialization(ctx: OperationContext, id: string): Promise<AssayDto> {
-    const { assay, projectId } = await ctx.em.transactional(async (em) => {
+    const { assay, projectId } = await writeTransaction(ctx.em, async (em) => {
       const { assay: a, projectId } = await this.#forWrite({ ...ctx, em }, id);
       await ctx.services.provisioning.retry({ ...ctx, em }, 'assay', a);
       return { assay: a, projectId };
@@ -225,7 +242,7 @@ export class AssayService {
   }
 
   async setArchived(ctx: OperationContext, id: string, archived: boolean): Promise<AssayDto> {
-    const { assay, projectId } = await ctx.em.transactional(async (em) => {
+    const { assay, projectId } = await writeTransaction(ctx.em, async (em) => {
       const { assay: a, projectId } = await this.#forWrite({ ...ctx, em }, id);
       if (a.archived !== archived) {
         a.archived = archived;
@@ -238,9 +255,9 @@ export class AssayService {
 
   /** Moves an assay to another study; contributor on both studies' projects; recorded on both sides. */
   async move(ctx: OperationContext, id: string, studyId: string): Promise<AssayDto> {
-    const { assay, projectId } = await ctx.em.transactional(async (em) => {
+    const { assay, projectId } = await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
-      const { assay: a, projectId: fromProjectId } = await this.#forWrite(tx, id);
+      const { assay: a, projectId: fromProjectId } = await this.#forWrite(tx, id, studyId);
       if (a.studyId === studyId) return { assay: a, projectId: fromProjectId };
       const target = await studyAccessById(tx, studyId);
       ctx.services.permissions.assertContributor(target);
@@ -256,7 +273,7 @@ export class AssayService {
   }
 
   async delete(ctx: OperationContext, id: string): Promise<void> {
-    await ctx.em.transactional(async (em) => {
+    await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const { assay: a, projectId } = await this.#forWrite(tx, id);
       await this.extensions.runBeforeDelete(tx, [toRecord(a, projectId)]);
@@ -267,12 +284,15 @@ export class AssayService {
 
   /** Cascade from study deletion (and so project deletion): the assays' own children first, then the assays. */
   async deleteOfStudies(ctx: OperationContext, studyIds: string[]): Promise<void> {
+    // The studies are locked: lock their assays as they are now (one moved away is not taken along).
+    const ids = await lockChildren(ctx.em, ctx.actor.organizationId, 'assay', sql`study_id in (${studyIds})`);
+    if (!ids.length) return;
     const records = await query<AssayRecord>(
       ctx.em,
       sql`select a.id, a.organization_id as "organizationId", s.project_id as "projectId", a.study_id as "studyId",
             a.assay_type_id as "assayTypeId", a.name, a.status
             from assay a join study s on s.id = a.study_id
-           where a.study_id in (${studyIds}) and a.organization_id = ${ctx.actor.organizationId}`,
+           where a.id in (${ids})`,
     );
     await this.extensions.runBeforeDelete(ctx, records);
     if (records.length) await ctx.em.nativeDelete(Assay, { id: { $in: records.map((r) => r.id) } });

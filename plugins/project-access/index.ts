@@ -22,7 +22,7 @@ import {
   type PageRequest,
   type Static,
 } from '../../core/public.ts';
-import { projectAccess } from '../projects/extensions.ts';
+import { lockProjectGrants, projectAccess } from '../projects/extensions.ts';
 
 /**
  * Project access grants (an extension of v1: the spec says teams can be granted access to
@@ -81,6 +81,7 @@ async function grant(ctx: OperationContext, projectId: string, body: Static<type
   return ctx.em.transactional(async (em) => {
     const tx = { ...ctx, em };
     ctx.services.permissions.assertContributor(await projectAccess(tx, projectId));
+    await lockProjectGrants(tx, projectId);
     const who = await grantee(tx, body);
     const exists = await queryOne(em, sql`select 1 from project_member where project_id = ${projectId}
       and ${who.teamId ? sql`team_id = ${who.teamId}` : sql`organization_user_id = ${who.organizationUserId}`}`);
@@ -96,6 +97,7 @@ async function revoke(ctx: OperationContext, projectId: string, grantId: string)
   await ctx.em.transactional(async (em) => {
     const tx = { ...ctx, em };
     ctx.services.permissions.assertContributor(await projectAccess(tx, projectId));
+    await lockProjectGrants(tx, projectId);
     const g = await em.findOne(ProjectMember, { id: grantId, projectId, organizationId: ctx.actor.organizationId });
     if (!g) throw new NotFoundError('ProjectAccess', grantId);
     em.remove(g);

@@ -23,4 +23,14 @@ export const projectCounters: CounterSource = {
          from activity a cross join lateral (values (a.project_id), (a.study_id), (a.assay_id)) x (record_id)
         where x.record_id is not null group by 1, 3`,
   ],
+  // Per grant holder (migration projects-0004): the rebuilt counts of the PRIVATE projects it is granted.
+  derived: [
+    `delete from grant_count`,
+    `insert into grant_count (holder_id, kind, category, n)
+       select coalesce(pm.organization_user_id, pm.team_id), x.kind, x.category, sum(x.n)
+         from project_member pm join project p on p.id = pm.project_id and p.visibility = 'PRIVATE'
+        cross join lateral (select 'project' as kind, '' as category, 1::bigint as n
+                            union all select kind, category, n from record_count where record_id = p.id) x
+        group by 1, 2, 3`,
+  ],
 };

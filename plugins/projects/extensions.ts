@@ -1,9 +1,8 @@
 import {
-  classTotal,
-  OPEN_CLASSES,
   visibleTotal,
   createExtensionPoint,
   NotFoundError,
+  query,
   queryOne,
   raw,
   RecordExtensions,
@@ -47,11 +46,32 @@ export function projectVisibleTo(services: KernelServices, actor: Actor, alias: 
   return sql`${raw(alias)}.organization_id = ${actor.organizationId} and ${services.permissions.canView(actor, accessColumns(alias))}`;
 }
 
-/** SQL expression: the exact number of projects the actor may view (maintained counters, O(grants)). */
+/**
+ * SQL expression: how many `kind` rows (`project` for the projects themselves) the PRIVATE
+ * projects granted to the actor hold. The sum of the per-holder counters (migration
+ * projects-0004) of the actor and its active teams, O(1 + teams); a project reached through more
+ * than one of them is counted once more per extra path, so that excess is taken back — only
+ * worked out when the actor is in an active team at all.
+ */
+export function privateGrantTotal(actor: Actor, kind: string, categories?: readonly string[]): Sql {
+  const u = actor.organizationUserId;
+  const byCategory = categories ? sql` and category in (${[...categories]})` : raw('');
+  const teams = sql`select tm.team_id from team_member tm join team t on t.id = tm.team_id and t.active where tm.organization_user_id = ${u}`;
+  const perProject = kind === 'project'
+    ? raw('1::bigint')
+    : sql`(select coalesce(sum(n), 0) from record_count where record_id = g.project_id and kind = ${kind}${byCategory})`;
+  return sql`((select coalesce(sum(n), 0) from grant_count
+      where (holder_id = ${u} or holder_id in (${teams})) and kind = ${kind}${byCategory})
+    - case when exists (${teams}) then (select coalesce(sum((g.k - 1) * ${perProject}), 0) from (
+        select s.project_id, count(*) as k from (
+          select project_id from project_member where organization_user_id = ${u} and project_visibility = 'PRIVATE'
+          union all select pm.project_id from project_member pm where pm.team_id in (${teams}) and pm.project_visibility = 'PRIVATE') s
+        group by s.project_id having count(*) > 1) g) else 0 end)`;
+}
+
+/** SQL expression: the exact number of projects the actor may view (maintained counters, O(1 + teams)). */
 export function visibleProjectTotal(services: KernelServices, actor: Actor): Sql {
-  if (actor.isAdmin) return classTotal(actor.organizationId, 'project');
-  return sql`(${classTotal(actor.organizationId, 'project', { classes: OPEN_CLASSES })}
-    + (select count(*) from (${services.permissions.privateProjects(actor)}) pp))`;
+  return visibleTotal(actor, 'project', privateGrantTotal(actor, 'project'));
 }
 
 /**
@@ -59,7 +79,7 @@ export function visibleProjectTotal(services: KernelServices, actor: Actor): Sql
  * projects the actor may view; `categories` narrows activity.
  */
 export function visibleChildTotal(services: KernelServices, actor: Actor, kind: string, categories?: readonly string[]): Sql {
-  return visibleTotal(actor, kind, services.permissions.privateProjects(actor), categories);
+  return visibleTotal(actor, kind, privateGrantTotal(actor, kind, categories), categories);
 }
 
 /** SQL expression: the actor may contribute to the project aliased `alias`. */
@@ -79,4 +99,14 @@ export async function projectAccess(ctx: OperationContext, projectId: string): P
   );
   if (!row) throw new NotFoundError('Project', projectId);
   return row;
+}
+
+/**
+ * Locks a project before its grants change (inside the caller's transaction). Grant changes
+ * move the project's counts between holders (migration projects-0004), so they take the row
+ * FOR NO KEY UPDATE before the transaction writes anything else in the project: taken later,
+ * after a write's FOR SHARE, two grant changes would each wait for the other's share lock.
+ */
+export async function lockProjectGrants(ctx: OperationContext, projectId: string): Promise<void> {
+  await query(ctx.em, sql`select 1 from project where id = ${projectId} and organization_id = ${ctx.actor.organizationId} for no key update`);
 }

@@ -16,6 +16,8 @@ import {
   mergeUpdate,
   type Sql,
   raw,
+  writeTransaction,
+  lockRows,
 } from '../../core/public.ts';
 import { Project } from './entities.ts';
 import { projectContributableBy, projectVisibleTo, visibleProjectTotal, type ProjectRecord } from './extensions.ts';
@@ -84,8 +86,13 @@ export class ProjectService {
     return row;
   }
 
-  /** Loads the entity for a write: 404 if not viewable, 403 if not a contributor. */
+  /**
+   * Loads the entity for a write (inside its transaction): locks the project row first, so
+   * writers of the project, and of its studies and assays (which share-lock it), go one at a
+   * time; then 404 if not viewable, 403 if not a contributor, judged on the current row.
+   */
   async #forWrite(ctx: OperationContext, id: string) {
+    await lockRows(ctx.em, ctx.actor.organizationId, [{ table: 'project', id, mode: 'update' }]);
     const access = await this.#find(ctx, id);
     ctx.services.permissions.assertContributor(access);
     return ctx.em.findOneOrFail(Project, { id, organizationId: ctx.actor.organizationId });
@@ -97,7 +104,7 @@ export class ProjectService {
   }
 
   async create(ctx: OperationContext, body: CreateBody): Promise<ProjectDto> {
-    const project = await ctx.em.transactional(async (em) => {
+    const project = await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const p = em.create(Project, {
         id: crypto.randomUUID(),
@@ -127,7 +134,7 @@ export class ProjectService {
   }
 
   async update(ctx: OperationContext, id: string, body: UpdateBody): Promise<ProjectDto> {
-    const project = await ctx.em.transactional(async (em) => {
+    const project = await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const p = await this.#forWrite(tx, id);
       const oldVisibility = p.visibility;
@@ -149,7 +156,7 @@ export class ProjectService {
   }
 
   async setStatus(ctx: OperationContext, id: string, status: LifecycleStatus): Promise<ProjectDto> {
-    const project = await ctx.em.transactional(async (em) => {
+    const project = await writeTransaction(ctx.em, async (em) => {
       const p = await this.#forWrite({ ...ctx, em }, id);
       const oldStatus = transition('project', p, status);
       if (!oldStatus) return p;
@@ -161,7 +168,7 @@ export class ProjectService {
 
   /** `POST /projects/:id/retry-initialization`: reruns the failed provisioning steps. */
   async retryInitialization(ctx: OperationContext, id: string): Promise<ProjectDto> {
-    const project = await ctx.em.transactional(async (em) => {
+    const project = await writeTransaction(ctx.em, async (em) => {
       const p = await this.#forWrite({ ...ctx, em }, id);
       await ctx.services.provisioning.retry({ ...ctx, em }, 'project', p);
       return p;
@@ -170,7 +177,7 @@ export class ProjectService {
   }
 
   async setArchived(ctx: OperationContext, id: string, archived: boolean): Promise<ProjectDto> {
-    const project = await ctx.em.transactional(async (em) => {
+    const project = await writeTransaction(ctx.em, async (em) => {
       const p = await this.#forWrite({ ...ctx, em }, id);
       if (p.archived === archived) return p;
       p.archived = archived;
@@ -181,7 +188,7 @@ export class ProjectService {
   }
 
   async delete(ctx: OperationContext, id: string): Promise<void> {
-    await ctx.em.transactional(async (em) => {
+    await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const p = await this.#forWrite(tx, id);
       // Children first (studies, assays, attachments ...), in the same transaction.

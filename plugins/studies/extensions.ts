@@ -8,6 +8,7 @@ import {
   type Actor,
   type KernelServices,
   type OperationContext,
+  type RowLock,
   type Sql,
   type TSchema,
 } from '../../core/public.ts';
@@ -61,4 +62,21 @@ export async function studyAccessById(ctx: OperationContext, studyId: string): P
   );
   if (!row) throw new NotFoundError('Study', studyId);
   return row;
+}
+
+/**
+ * The row locks that pin a study where it is now (core/db/locks.ts): its project shared, the
+ * study itself in `mode` (`update` to change it, `share` to add to or move things into it).
+ * None when the study does not exist in the actor's organization (the check after answers 404).
+ */
+export async function studyLocks(ctx: OperationContext, studyId: string, mode: RowLock['mode']): Promise<RowLock[]> {
+  const row = await queryOne<{ projectId: string }>(
+    ctx.em,
+    sql`select project_id as "projectId" from study where id = ${studyId} and organization_id = ${ctx.actor.organizationId}`,
+  );
+  if (!row) return [];
+  return [
+    { table: 'project', id: row.projectId, mode: 'share' },
+    { table: 'study', id: studyId, mode },
+  ];
 }

@@ -19,10 +19,14 @@ import {
   type OperationContext,
   type PageRequest,
   type RecordExtensions,
+  writeTransaction,
+  lockRows,
+  lockLocated,
+  lockChildren,
 } from '../../core/public.ts';
 import { projectAccess, visibleChildTotal } from '../projects/extensions.ts';
 import { Study } from './entities.ts';
-import { studyAccess, type StudyRecord } from './extensions.ts';
+import { studyAccess, studyLocks, type StudyRecord } from './extensions.ts';
 import type { CreateBody, UpdateBody } from './schemas.ts';
 
 /** Columns aliased to the entity's property names, so rows and entities share one mapper. */
@@ -103,8 +107,16 @@ export class StudyService {
     return row;
   }
 
-  /** Loads the entity for a write: 404 if not viewable, 403 if not a contributor on its project. */
-  async #forWrite(ctx: OperationContext, id: string) {
+  /**
+   * Loads the entity for a write (inside its transaction): locks its project (shared) and the
+   * study, plus a move's target project, in the kernel's lock order; then 404 if not viewable,
+   * 403 if not a contributor on its project, judged on the current rows.
+   */
+  async #forWrite(ctx: OperationContext, id: string, targetProjectId?: string) {
+    await lockLocated(ctx.em, ctx.actor.organizationId, async () => [
+      ...(await studyLocks(ctx, id, 'update')),
+      ...(targetProjectId ? [{ table: 'project', id: targetProjectId, mode: 'share' } as const] : []),
+    ]);
     ctx.services.permissions.assertContributor(await this.#find(ctx, id));
     return ctx.em.findOneOrFail(Study, { id, organizationId: ctx.actor.organizationId });
   }
@@ -116,8 +128,10 @@ export class StudyService {
 
   async create(ctx: OperationContext, body: CreateBody): Promise<StudyDto> {
     const startDate = parseDateInput('startDate', body.startDate);
-    const study = await ctx.em.transactional(async (em) => {
+    const study = await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
+      // The project must not be deleted between this check and the commit (else a 23503).
+      await lockRows(em, ctx.actor.organizationId, [{ table: 'project', id: body.projectId, mode: 'share' }]);
       ctx.services.permissions.assertContributor(await projectAccess(tx, body.projectId));
       const s = em.create(Study, {
         id: crypto.randomUUID(),
@@ -142,7 +156,7 @@ export class StudyService {
 
   async update(ctx: OperationContext, id: string, body: UpdateBody): Promise<StudyDto> {
     const merged = { ...body, startDate: parseDateInput('startDate', body.startDate) };
-    const study = await ctx.em.transactional(async (em) => {
+    const study = await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const s = await this.#forWrite(tx, id);
       const changed = mergeUpdate('study', s, merged, ['name', 'description', 'startDate'], {
@@ -157,7 +171,7 @@ export class StudyService {
   }
 
   async setStatus(ctx: OperationContext, id: string, status: LifecycleStatus): Promise<StudyDto> {
-    const study = await ctx.em.transactional(async (em) => {
+    const study = await writeTransaction(ctx.em, async (em) => {
       const s = await this.#forWrite({ ...ctx, em }, id);
       const oldStatus = transition('study', s, status);
       if (oldStatus) {
@@ -175,7 +189,7 @@ export class StudyService {
 
   /** `POST /studies/:id/retry-initialization`: reruns the failed provisioning steps. */
   async retryInitialization(ctx: OperationContext, id: string): Promise<StudyDto> {
-    const study = await ctx.em.transactional(async (em) => {
+    const study = await writeTransaction(ctx.em, async (em) => {
       const s = await this.#forWrite({ ...ctx, em }, id);
       await ctx.services.provisioning.retry({ ...ctx, em }, 'study', s);
       return s;
@@ -184,7 +198,7 @@ export class StudyService {
   }
 
   async setArchived(ctx: OperationContext, id: string, archived: boolean): Promise<StudyDto> {
-    const study = await ctx.em.transactional(async (em) => {
+    const study = await writeTransaction(ctx.em, async (em) => {
       const s = await this.#forWrite({ ...ctx, em }, id);
       if (s.archived !== archived) {
         s.archived = archived;
@@ -197,9 +211,9 @@ export class StudyService {
 
   /** Moves a study (and so its assays) to another project; contributor on both; recorded on both. */
   async move(ctx: OperationContext, id: string, projectId: string): Promise<StudyDto> {
-    const study = await ctx.em.transactional(async (em) => {
+    const study = await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
-      const s = await this.#forWrite(tx, id);
+      const s = await this.#forWrite(tx, id, projectId);
       if (s.projectId === projectId) return s;
       ctx.services.permissions.assertContributor(await projectAccess(tx, projectId));
       const fromProjectId = s.projectId;
@@ -214,7 +228,7 @@ export class StudyService {
   }
 
   async delete(ctx: OperationContext, id: string): Promise<void> {
-    await ctx.em.transactional(async (em) => {
+    await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const s = await this.#forWrite(tx, id);
       await this.extensions.runBeforeDelete(tx, [s]);
@@ -225,8 +239,11 @@ export class StudyService {
 
   /** Cascade from project deletion: the studies' own children first, then the studies, in one go. */
   async deleteOfProjects(ctx: OperationContext, projectIds: string[]): Promise<void> {
-    const studies = await ctx.em.find(Study, { projectId: { $in: projectIds }, organizationId: ctx.actor.organizationId });
+    // The projects are locked: lock their studies as they are now (one moved away is not taken along).
+    const ids = await lockChildren(ctx.em, ctx.actor.organizationId, 'study', sql`project_id in (${projectIds})`);
+    if (!ids.length) return;
+    const studies = await ctx.em.find(Study, { id: { $in: ids } });
     await this.extensions.runBeforeDelete(ctx, studies);
-    await ctx.em.nativeDelete(Study, { projectId: { $in: projectIds }, organizationId: ctx.actor.organizationId });
+    await ctx.em.nativeDelete(Study, { id: { $in: ids } });
   }
 }

@@ -37,8 +37,8 @@ const server = await startTestServer(t, { plugins: ['users'], extraPlugins: [job
 const { jobs } = server.kernel.services;
 
 const jobRows = (n: number) =>
-  server.sql<{ state: string; retry_limit: number; retry_delay: number; retry_backoff: boolean }>(
-    `select state, retry_limit, retry_delay, retry_backoff from pgboss.job where name = 'jobs-probe.echo' and (data->>'n')::int = ?`,
+  server.sql<{ state: string; retry_limit: number; retry_delay: number; retry_backoff: boolean; heartbeat_seconds: number | null }>(
+    `select state, retry_limit, retry_delay, retry_backoff, heartbeat_seconds from pgboss.job where name = 'jobs-probe.echo' and (data->>'n')::int = ?`,
     [n],
   );
 
@@ -90,7 +90,8 @@ t.test('outside tests, retries wait with exponential backoff from the definition
   t.teardown(() => queue.stop());
   await server.orm.em.fork().transactional((em) => queue.enqueue(em, 'jobs-probe.echo', { n: 6 }, { startAfterSeconds: 3600 }));
   const [row] = await jobRows(6);
-  t.same(row, { state: 'created', retry_limit: 3, retry_delay: 4, retry_backoff: true });
+  // A run whose process died is retried 20 s after its last heartbeat (plus a 15 s sweep): within a minute.
+  t.same(row, { state: 'created', retry_limit: 3, retry_delay: 4, retry_backoff: true, heartbeat_seconds: 20 });
 });
 
 t.test('labdata migrate installs the job queue schema (pg-boss) when a plugin defines jobs', async (t) => {

@@ -8,13 +8,18 @@ import { projectExtensions } from '../../plugins/projects/extensions.ts';
 import { studyExtensions } from '../../plugins/studies/extensions.ts';
 import { assayExtensions } from '../../plugins/assays/extensions.ts';
 import { startTestServer, type Member, type TestServer } from '../support/server.ts';
+import { loadConfig } from '../../core/config.ts';
 
-/** How the executor behaves for a probe key: fail this many runs first, fail always, or hang once. */
+/**
+ * How the executor behaves for a probe key: fail this many runs first, fail always, hang once,
+ * or wait for `gate` before finishing (so a test can look at the record while it is surely INITIALIZING).
+ */
 interface Behaviour {
   failures?: number;
   always?: boolean;
   permanent?: boolean;
   hangOnce?: boolean;
+  gate?: Promise<void>;
 }
 const behaviours = new Map<string, Behaviour>();
 const runs = new Map<string, number>();
@@ -36,6 +41,7 @@ async function probeStep(ctx: StepContext, step: ProvisioningStep) {
     hung?.();
     await new Promise(() => {}); // never settles: the process is "killed" meanwhile
   }
+  if (b.gate) await b.gate;
   if (b.permanent) throw new StepFailedError('the probe can never work');
   if (b.always || n <= (b.failures ?? 0)) throw new Error(`vendor answered 500 (run ${n})`);
   ctx.activity('probe.done', { key, externalId });
@@ -118,11 +124,14 @@ const activity = (s: TestServer, projectId: string) =>
   );
 
 t.test('a create with a provisioning step answers INITIALIZING, then the record becomes ACTIVE', async (t) => {
-  const p = probe();
+  // The step waits for the gate: the record cannot become ACTIVE before the test has looked at it.
+  let open!: () => void;
+  const p = probe({ gate: new Promise<void>((resolve) => (open = resolve)) });
   const res = await createProject(server, alice, p);
   t.equal(res.status, 201);
   t.equal(res.body.status, 'INITIALIZING');
   t.equal((await server.get(`/api/v1/projects/${res.body.id}`, { key: alice.key })).body.status, 'INITIALIZING');
+  open();
   await waitStatus(server, 'project', res.body.id, 'ACTIVE');
   t.equal((await server.get(`/api/v1/projects/${res.body.id}`, { key: alice.key })).body.status, 'ACTIVE');
   t.equal(await effects(server, p.key), 1, 'the external thing was created once');
@@ -195,13 +204,13 @@ t.test('a StepFailedError fails the record at once, without retries', async (t) 
 
 t.test('the status operation refuses changes while INITIALIZING and out of INITIALIZATION_FAILED except DEACTIVATED', async (t) => {
   hung = undefined;
-  const pending = await createProject(server, alice, probe({ always: true }), { visibility: 'PUBLIC' });
-  // Still INITIALIZING right after the create (the first run has not failed through its retries yet).
+  // The step holds at the gate, so the project is surely still INITIALIZING when the status changes.
+  let open!: () => void;
+  const pending = await createProject(server, alice, probe({ always: true, gate: new Promise<void>((resolve) => (open = resolve)) }), { visibility: 'PUBLIC' });
   const res = await server.post(`/api/v1/projects/${pending.body.id}/status`, { status: 'ACTIVE' }, { key: alice.key });
-  if ((await status(server, 'project', pending.body.id)) === 'INITIALIZING') {
-    t.equal(res.status, 400);
-    t.match(res.body.details ?? res.body.message, /INITIALIZING.*ACTIVE/);
-  }
+  t.equal(res.status, 400);
+  t.match(res.body.details ?? res.body.message, /INITIALIZING.*ACTIVE/);
+  open();
   await waitStatus(server, 'project', pending.body.id, 'INITIALIZATION_FAILED');
   for (const target of ['ACTIVE', 'INITIALIZING', 'ON_HOLD', 'COMPLETE', 'CREATED']) {
     const r = await server.post(`/api/v1/projects/${pending.body.id}/status`, { status: target }, { key: alice.key });
@@ -323,9 +332,10 @@ t.test('a record deleted while its step is queued is simply not provisioned', as
   t.same(await idle.sql('select id from provisioning_step where record_id = ?', [res.body.id]), []);
 });
 
-t.test('a process killed mid-step resumes after restart and completes the step exactly once', async (t) => {
-  // Runs presumed dead after 2 s (the default is 5 minutes).
-  const s = await startTestServer(t, { plugins, extraPlugins: [probePlugin], jobs: true, jobExpireInSeconds: 2 });
+t.test('a process killed mid-step resumes within a minute and completes the step exactly once', async (t) => {
+  // No expiry override (a run may last 5 minutes): the dead run is found by its stale heartbeat
+  // (pg-boss's shortest, 10 s; the default is 20 s).
+  const s = await startTestServer(t, { plugins, extraPlugins: [probePlugin], jobs: true, jobHeartbeatSeconds: 10 });
   const o = await s.organization();
   const m = await s.member(o);
   const p = probe({ hangOnce: true });
@@ -338,14 +348,89 @@ t.test('a process killed mid-step resumes after restart and completes the step e
   t.equal(job.state, 'active', 'the run is left active, as after a crash');
   t.equal(await status(s, 'project', res.body.id), 'INITIALIZING');
 
+  const killedAt = Date.now();
   await s.startJobs(); // the restarted process
-  await waitStatus(s, 'project', res.body.id, 'ACTIVE');
+  await s.waitFor(async () => (await status(s, 'project', res.body.id)) === 'ACTIVE', 60_000, 'the killed run to resume within a minute');
+  t.comment(`the killed run resumed and finished ${Date.now() - killedAt} ms after the kill`);
   t.equal(runs.get(p.key), 2, 'the step ran again after the restart');
   t.equal(await effects(s, p.key), 1, 'the external thing was created exactly once');
   t.same(await s.sql('select key from probe_done where key = ?', [p.key]), [{ key: p.key }]);
   const events = await activity(s, res.body.id);
   t.equal(events.filter((e) => e.event_type === 'project.initialization_step_completed').length, 1);
   t.equal(events.filter((e) => e.event_type === 'project.initialization_failed').length, 0);
+});
+
+t.test('a burst of 100 creates all become ACTIVE: workers wake on enqueue and run jobs concurrently', async (t) => {
+  const started = Date.now();
+  const created = await Promise.all(Array.from({ length: 100 }, () => createProject(server, alice, probe(), { code: 'BURST' })));
+  t.same(created.map((r) => r.status), Array(100).fill(201));
+  t.comment(`the 100 creates answered within ${Date.now() - started} ms`);
+  const active = async () =>
+    (await server.sql<{ n: number }>(`select count(*)::int as n from project where code = 'BURST' and status = 'ACTIVE'`))[0].n;
+  // Polling once per job (the old worker) needs far longer than this bound.
+  await server.waitFor(async () => (await active()) === 100, 30_000, 'the 100 projects to become ACTIVE');
+  t.comment(`100 parallel creates were all ACTIVE ${Date.now() - started} ms after the first request`);
+  // pg-boss marks a job completed just after its handler's transaction made the project ACTIVE.
+  await server.drainJobs();
+  const [jobs] = await server.sql<{ n: number }>(
+    `select count(*)::int as n from pgboss.job where name = 'provisioning.probe.work' and state = 'completed' and data->>'stepId' in
+       (select s.id::text from provisioning_step s join project p on p.id = s.record_id where p.code = 'BURST')`,
+  );
+  t.equal(jobs.n, 100, 'one job per project, each completed once');
+});
+
+t.test('jobs run concurrently, bounded by the process-wide limit and by a group (vendor) limit', async (t) => {
+  // Handlers hold until the gate opens, so the number running at once can be watched.
+  let running = 0;
+  let peak = 0;
+  let open!: () => void;
+  let gate = Promise.resolve();
+  const closeGate = () => (gate = new Promise<void>((resolve) => (open = resolve)));
+  const groupPlugin = definePlugin({
+    name: 'burst-probe',
+    version: '1.0.0',
+    dependsOn: ['users'],
+    setup(ctx) {
+      ctx.services.jobs.limit('vendor-x', 3);
+      for (const [name, group] of [['burst-probe.a', 'vendor-x'], ['burst-probe.b', 'vendor-x'], ['burst-probe.c', 'vendor-y']] as const) {
+        ctx.services.jobs.define('burst-probe', {
+          name,
+          group,
+          handler: async () => {
+            peak = Math.max(peak, ++running);
+            await gate;
+            running--;
+          },
+        });
+      }
+    },
+  });
+  const s = await startTestServer(t, { plugins: ['users'], extraPlugins: [groupPlugin], jobs: true, env: { LABDATA_JOB_CONCURRENCY: '4' } });
+  const enqueue = (names: string[]) =>
+    s.orm.em.fork().transactional(async (em) => {
+      for (let i = 0; i < 12; i++) await s.kernel.services.jobs.enqueue(em, names[i % names.length], { i });
+    });
+  const settle = () => new Promise((r) => setTimeout(r, 500));
+
+  closeGate();
+  await enqueue(['burst-probe.a', 'burst-probe.b']);
+  await s.waitFor(() => running === 3, 30_000, 'three vendor-x jobs to run at once');
+  await settle();
+  t.equal(peak, 3, 'the two queues of vendor-x together run 3 jobs at once, never more');
+  open();
+  await s.drainJobs();
+
+  peak = 0;
+  closeGate();
+  await enqueue(['burst-probe.a', 'burst-probe.b', 'burst-probe.c']);
+  await s.waitFor(() => running === 4, 30_000, 'four jobs to run at once');
+  await settle();
+  t.equal(peak, 4, 'LABDATA_JOB_CONCURRENCY=4 bounds the process over every queue');
+  open();
+  await s.drainJobs();
+
+  t.throws(() => loadConfig({ LABDATA_JOB_CONCURRENCY: '0' }), /LABDATA_JOB_CONCURRENCY must be a whole number/);
+  t.equal(loadConfig({}).jobConcurrency, 8, 'a sane default');
 });
 
 t.test('the retry operation is documented in OpenAPI as an extension of v1', async (t) => {

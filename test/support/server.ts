@@ -30,6 +30,8 @@ export interface TestServerOptions {
   jobs?: boolean;
   /** Seconds after which a run is presumed dead and rerun (restart tests); default 300. */
   jobExpireInSeconds?: number;
+  /** Heartbeat of running jobs: a run whose process died is rerun once it is this stale (default 20, minimum 10). */
+  jobHeartbeatSeconds?: number;
 }
 
 export interface Response<T = any> {
@@ -206,6 +208,8 @@ export async function startTestServer(t: Teardown, opts: TestServerOptions = {})
       pollingIntervalSeconds: 0.5,
       superviseIntervalSeconds: 1,
       expireInSeconds: opts.jobExpireInSeconds,
+      heartbeatSeconds: opts.jobHeartbeatSeconds,
+      concurrency: config.jobConcurrency,
     };
     await kernel.services.jobs.start(jobOptions);
     // Before the pool closes (cleanups run in reverse).

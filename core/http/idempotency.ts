@@ -1,0 +1,218 @@
+/**
+ * `Idempotency-Key` on every REST create (a `POST` answering 201), for every plugin, in the kernel.
+ *
+ * - Scope: the API key's user in the key's organization. A key is remembered for 24 hours.
+ * - Same key, same request (operation, path and query parameters, body — hashed): the first
+ *   response is answered again (status, body, `Location`), with `Idempotent-Replayed: true`;
+ *   nothing runs a second time.
+ * - Same key, another request: 409 with the envelope.
+ * - Concurrent duplicates: the first request inserts the key row (primary key: organization,
+ *   user, key) before it runs, in its own statement; the others find the row and wait until the
+ *   first response is stored (then replay it) or the row is released (then one of them runs).
+ * - Only a success is stored. A failed first attempt (any 4xx or 5xx) created nothing, so its row
+ *   is released and the retry runs normally: a 5xx retried after a fault can succeed, and a
+ *   corrected 4xx request may reuse its key.
+ * - A row left in progress by a process that died is taken over after STALE_SECONDS.
+ * - A key is 1 to 255 visible ASCII characters (no spaces): anything else is a 400.
+ */
+import crypto from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { MigrationDefinition, Orm } from '../db/orm.ts';
+import type { WriteDefinition } from '../kernel/operations.ts';
+import { sendError } from './envelope.ts';
+
+export const idempotencyMigrations: MigrationDefinition[] = [
+  {
+    name: 'kernel-0006-idempotency-keys',
+    sql: [
+      // status_code null: the first request is still running.
+      `create table idempotency_key (
+        organization_id uuid not null,
+        user_id uuid not null,
+        key text not null,
+        request_hash text not null,
+        status_code integer,
+        content_type text,
+        location text,
+        response_body text,
+        created_at timestamptz not null default now(),
+        primary key (organization_id, user_id, key))`,
+      `create index idempotency_key_created_idx on idempotency_key (created_at)`,
+    ],
+  },
+];
+
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+const TTL = `interval '24 hours'`;
+/** A request still "running" after this long belongs to a process that died. */
+const STALE_SECONDS = 120;
+/** How long a duplicate waits for the first request before giving up with a 409. */
+const WAIT_MS = 30_000;
+const POLL_MS = 50;
+/** Expired keys are swept at most this often per process (on a claim; indexed by created_at). */
+const SWEEP_MS = 10 * 60_000;
+
+/** Whether a write is a create: `POST` answering 201 (possibly besides 200). */
+export function isCreate(def: WriteDefinition): boolean {
+  return def.method === 'POST' && (def.status === 201 || def.alternativeStatus === 201);
+}
+
+interface Claim {
+  organizationId: string;
+  userId: string;
+  key: string;
+}
+
+interface StoredRow {
+  request_hash: string;
+  status_code: number | null;
+  content_type: string | null;
+  location: string | null;
+  response_body: string | null;
+  expired: boolean;
+  stale: boolean;
+}
+
+/** Requests that own their key row: their response is stored (or the row released) on send. */
+const owners = new WeakMap<FastifyRequest, Claim>();
+
+/**
+ * JSON with object keys sorted, so the same JSON in another key order is the same request.
+ * Iterative: it runs before the body's depth is checked, so a deeply nested body must not
+ * exhaust the stack here.
+ */
+export function stableJson(value: unknown): string {
+  const out: string[] = [];
+  const work: ({ text: string } | { value: unknown })[] = [{ value }];
+  while (work.length) {
+    const item = work.pop()!;
+    if ('text' in item) {
+      out.push(item.text);
+      continue;
+    }
+    const v = item.value;
+    if (Array.isArray(v)) {
+      const parts: typeof work = [{ text: '[' }];
+      v.forEach((x, i) => parts.push(...(i ? [{ text: ',' }] : []), { value: x }));
+      parts.push({ text: ']' });
+      work.push(...parts.reverse());
+    } else if (v !== null && typeof v === 'object') {
+      const parts: typeof work = [{ text: '{' }];
+      Object.keys(v).sort().forEach((k, i) => {
+        if (i) parts.push({ text: ',' });
+        parts.push({ text: JSON.stringify(k) + ':' }, { value: (v as Record<string, unknown>)[k] });
+      });
+      parts.push({ text: '}' });
+      work.push(...parts.reverse());
+    } else {
+      out.push(JSON.stringify(v) ?? 'null');
+    }
+  }
+  return out.join('');
+}
+
+function requestHash(def: WriteDefinition, request: FastifyRequest): string {
+  const input = [def.operationId, request.params ?? {}, request.query ?? {}, request.body ?? null];
+  return crypto.createHash('sha256').update(stableJson(input)).digest('hex');
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Route hooks for the creates of one mount: `preValidation` claims or replays, `onSend` stores. */
+export function idempotency(orm: Orm) {
+  const run = <T>(sql: string, params: unknown[]) => orm.em.fork().execute(sql, params) as Promise<T[]>;
+  let lastSweep = 0;
+
+  function replay(reply: FastifyReply, row: StoredRow) {
+    reply.code(row.status_code!).header('idempotent-replayed', 'true');
+    if (row.content_type) reply.header('content-type', row.content_type);
+    if (row.location) reply.header('location', row.location);
+    return reply.send(row.response_body ?? '');
+  }
+
+  return {
+    /** Runs first, before body validation: the hash is of the body the client sent. */
+    preValidation(def: WriteDefinition) {
+      return async function idempotencyPreValidation(request: FastifyRequest, reply: FastifyReply) {
+        const header = request.headers[IDEMPOTENCY_HEADER];
+        if (header === undefined) return;
+        const actor = request.actor!;
+        if (typeof header !== 'string' || !KEY_PATTERN.test(header)) {
+          return sendError(request, reply, 400, 'Validation failed', [
+            { field: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters without spaces' },
+          ]);
+        }
+        const claim: Claim = { organizationId: actor.organizationId, userId: actor.userId, key: header };
+        const pk = [claim.organizationId, claim.userId, claim.key];
+        const hash = requestHash(def, request);
+        const deadline = Date.now() + WAIT_MS;
+        for (;;) {
+          const inserted = await run<{ key: string }>(
+            `insert into idempotency_key (organization_id, user_id, key, request_hash) values (?, ?, ?, ?)
+             on conflict do nothing returning key`,
+            [...pk, hash],
+          );
+          if (inserted.length) {
+            owners.set(request, claim);
+            if (Date.now() - lastSweep > SWEEP_MS) {
+              lastSweep = Date.now();
+              await run(`delete from idempotency_key where created_at < now() - ${TTL}`, []);
+            }
+            return;
+          }
+          const [row] = await run<StoredRow>(
+            `select request_hash, status_code, content_type, location, response_body,
+                    created_at < now() - ${TTL} as expired,
+                    status_code is null and created_at < now() - make_interval(secs => ${STALE_SECONDS}) as stale
+               from idempotency_key where organization_id = ? and user_id = ? and key = ?`,
+            pk,
+          );
+          if (!row) continue; // released meanwhile: try to claim it
+          if (row.expired || row.stale) {
+            // Compare-and-delete: only the expired or abandoned row, not a fresh claim by someone else.
+            await run(
+              `delete from idempotency_key where organization_id = ? and user_id = ? and key = ?
+                 and (created_at < now() - ${TTL} or (status_code is null and created_at < now() - make_interval(secs => ${STALE_SECONDS})))`,
+              pk,
+            );
+            continue;
+          }
+          if (row.request_hash !== hash) {
+            return sendError(request, reply, 409, 'This Idempotency-Key was already used with a different request');
+          }
+          if (row.status_code !== null) return replay(reply, row);
+          if (Date.now() > deadline) {
+            return sendError(request, reply, 409, 'A request with this Idempotency-Key is still being processed; retry later');
+          }
+          await sleep(POLL_MS);
+        }
+      };
+    },
+
+    /** Stores a success for later replays; releases the key on any failure. */
+    async onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+      const claim = owners.get(request);
+      if (!claim) return payload;
+      owners.delete(request);
+      const pk = [claim.organizationId, claim.userId, claim.key];
+      const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
+      try {
+        if (reply.statusCode >= 200 && reply.statusCode < 300 && body !== undefined) {
+          const location = reply.getHeader('location');
+          await run(
+            `update idempotency_key set status_code = ?, content_type = ?, location = ?, response_body = ?
+              where organization_id = ? and user_id = ? and key = ?`,
+            [reply.statusCode, String(reply.getHeader('content-type') ?? ''), location === undefined ? null : String(location), body, ...pk],
+          );
+        } else {
+          await run('delete from idempotency_key where organization_id = ? and user_id = ? and key = ? and status_code is null', pk);
+        }
+      } catch (err) {
+        // The response itself stands; a duplicate retry then waits for the stale claim to lapse.
+        request.log.error({ err }, 'could not settle the idempotency key');
+      }
+      return payload;
+    },
+  };
+}

@@ -1,0 +1,226 @@
+// Issue 11, point 2: PostgreSQL errors are mapped in one place (core/db/errors.ts) to their
+// meaning, always with the error envelope, never a 500; serialization failures and deadlocks
+// are retried by the one transaction helper (core/db/transaction.ts) before anyone sees them.
+// The errors here are real: raised by PostgreSQL (constraint violations, a statement timeout,
+// a real deadlock between two parallel requests, `raise ... using errcode`) or by the driver.
+import t, { type Test } from 'tap';
+import pg from 'pg';
+import { defineRead, defineWrite, definePlugin, query, sql, raw, Type, writeTransaction, type MigrationDefinition } from '../../core/public.ts';
+import { databaseFailure } from '../../core/db/errors.ts';
+import { freePort } from '../../core/db/embedded.ts';
+import { startTestServer, type Response } from '../support/server.ts';
+import { callTool, connectMcp, resultText } from '../support/mcp.ts';
+
+const attempts = new Map<string, number>();
+const count = (key: string) => attempts.set(key, (attempts.get(key) ?? 0) + 1).get(key)!;
+
+const migrations: MigrationDefinition[] = [
+  {
+    name: 'db-faults-0001-init',
+    sql: [
+      'create table fault_parent (id int primary key)',
+      'create table fault_child (id int primary key, parent_id int not null references fault_parent (id))',
+      'create table fault_unique (code text primary key)',
+      'insert into fault_parent (id) values (1), (2), (3)',
+      'insert into fault_child (id, parent_id) values (1, 1)',
+    ],
+  },
+];
+
+const State = Type.Object({ state: Type.String({ pattern: '^[0-9A-Z]{5}$' }) });
+/** A real PostgreSQL error with the given SQLSTATE (the pattern above keeps the text safe). */
+const raise = (state: string) => raw(`do $$ begin raise exception 'fault' using errcode = '${state}'; end $$`);
+
+/** Each route makes PostgreSQL fail in one way, inside the kernel's write transaction. */
+const faults: Record<string, (em: Parameters<Parameters<typeof writeTransaction>[1]>[0], key: string) => Promise<unknown>> = {
+  // 23503: a child of a parent that does not exist.
+  'missing-parent': (em) => query(em, sql`insert into fault_child (id, parent_id) values (100, 999)`),
+  // 23503: deleting a parent a child still refers to.
+  'referenced-parent': (em) => query(em, sql`delete from fault_parent where id = 1`),
+  // 23505: the same key twice.
+  duplicate: async (em) => {
+    await query(em, sql`insert into fault_unique (code) values ('x')`);
+    await query(em, sql`insert into fault_unique (code) values ('x')`);
+  },
+  // 57014: a statement cancelled by its timeout.
+  timeout: async (em) => {
+    await query(em, sql`set local statement_timeout = 50`);
+    await query(em, sql`select pg_sleep(2)`);
+  },
+  // 40001 on the first two attempts only: the helper's retry makes it succeed.
+  'transient-40001': async (em, key) => {
+    if (count(key) <= 2) await query(em, raise('40001'));
+  },
+  // 40P01 every time: retries run out, the caller gets a 409.
+  'always-40P01': async (em, key) => {
+    count(key);
+    await query(em, raise('40P01'));
+  },
+};
+
+const faultPlugin = definePlugin({
+  name: 'db-faults',
+  version: '1.0.0',
+  dependsOn: ['users'],
+  migrations,
+  register(ctx) {
+    ctx.write(
+      defineWrite({
+        method: 'POST',
+        operationId: 'db_fault',
+        description: 'Fails in a named way.',
+        path: '/faults/:name',
+        params: Type.Object({ name: Type.String() }),
+        body: Type.Object({ key: Type.String() }),
+        status: 204,
+        run: async (c, { params, body }) => {
+          await writeTransaction(c.em, (em) => faults[params.name](em, body.key) as Promise<void>);
+        },
+      }),
+    );
+    ctx.write(
+      defineWrite({
+        method: 'POST',
+        operationId: 'db_fault_state',
+        description: 'Raises the SQLSTATE given.',
+        path: '/fault-states/:state',
+        params: State,
+        status: 204,
+        run: async (c, { params }) => {
+          await writeTransaction(c.em, async (em) => {
+            count(params.state);
+            await query(em, raise(params.state));
+          });
+        },
+      }),
+    );
+    // A real deadlock: two requests lock the same two rows in opposite orders.
+    ctx.write(
+      defineWrite({
+        method: 'POST',
+        operationId: 'db_fault_deadlock',
+        description: 'Locks parent rows a then b, waiting in between.',
+        path: '/fault-locks',
+        body: Type.Object({ a: Type.Integer(), b: Type.Integer(), key: Type.String() }),
+        status: 204,
+        run: async (c, { body }) => {
+          await writeTransaction(c.em, async (em) => {
+            count(body.key);
+            await query(em, sql`select id from fault_parent where id = ${body.a} for update`);
+            await query(em, sql`select pg_sleep(0.3)`);
+            await query(em, sql`select id from fault_parent where id = ${body.b} for update`);
+          });
+        },
+      }),
+    );
+    ctx.read(
+      defineRead({
+        name: 'db_fault_read',
+        description: 'Raises the SQLSTATE given.',
+        path: '/fault-reads/:state',
+        params: State,
+        response: Type.Object({}),
+        run: async (c, { state }) => {
+          await query(c.em, raise(state));
+          return {};
+        },
+      }),
+    );
+  },
+});
+
+const server = await startTestServer(t, { plugins: ['users'], extraPlugins: [faultPlugin], env: { LABDATA_ENTERPRISE: 'true' } });
+const org = await server.organization();
+const m = await server.member(org);
+const k = { key: m.key };
+
+function assertEnvelope(t: Test, res: Response, status: number, path: string) {
+  t.equal(res.status, status, `${path}: ${res.status} ${res.text}`);
+  t.match(res.headers.get('content-type'), /^application\/json/);
+  t.same(Object.keys(res.body ?? {}).sort(), ['error', 'message', 'path', 'statusCode', 'timestamp'], 'the envelope');
+  t.equal(res.body?.statusCode, status);
+  t.equal(res.body?.path, path);
+  t.notMatch(res.text, /postgres|violates|fault_|duplicate key|deadlock|canceling|errcode/i, 'no database wording');
+}
+
+t.test('constraint violations: 23503 is 404 (a missing referent) or 409 (still referenced); 23505 is 409', async (t) => {
+  let res = await server.post('/api/v1/faults/missing-parent', { key: 'a' }, k);
+  assertEnvelope(t, res, 404, '/api/v1/faults/missing-parent');
+  res = await server.post('/api/v1/faults/referenced-parent', { key: 'b' }, k);
+  assertEnvelope(t, res, 409, '/api/v1/faults/referenced-parent');
+  res = await server.post('/api/v1/faults/duplicate', { key: 'c' }, k);
+  assertEnvelope(t, res, 409, '/api/v1/faults/duplicate');
+  t.same(await server.sql('select * from fault_unique'), [], 'the transaction was rolled back');
+});
+
+t.test('a statement timeout (57014) is 503 with Retry-After', async (t) => {
+  const res = await server.post('/api/v1/faults/timeout', { key: 'd' }, k);
+  assertEnvelope(t, res, 503, '/api/v1/faults/timeout');
+  t.match(res.headers.get('retry-after'), /^\d+$/);
+});
+
+t.test('a serialization failure is retried inside the service: the caller sees success', async (t) => {
+  const res = await server.post('/api/v1/faults/transient-40001', { key: 'retry-1' }, k);
+  t.equal(res.status, 204, res.text);
+  t.equal(attempts.get('retry-1'), 3, 'two failed attempts, the third committed');
+});
+
+t.test('a real deadlock between two parallel requests: both succeed', async (t) => {
+  const [one, two] = await Promise.all([
+    server.post('/api/v1/fault-locks', { a: 2, b: 3, key: 'lock-1' }, k),
+    server.post('/api/v1/fault-locks', { a: 3, b: 2, key: 'lock-2' }, k),
+  ]);
+  t.same([one.status, two.status], [204, 204], `${one.text} ${two.text}`);
+  t.equal((attempts.get('lock-1') ?? 0) + (attempts.get('lock-2') ?? 0), 3, 'PostgreSQL aborted one of them once; it ran again');
+});
+
+t.test('retries are bounded: a conflict on every attempt is a 409 envelope with Retry-After', async (t) => {
+  for (const state of ['40001', '40P01']) {
+    const res = await server.post(`/api/v1/fault-states/${state}`, undefined, k);
+    assertEnvelope(t, res, 409, `/api/v1/fault-states/${state}`);
+    t.ok(res.headers.get('retry-after'), 'Retry-After');
+    t.equal(attempts.get(state), 5, `${state}: five attempts, then the caller is told`);
+  }
+});
+
+t.test('the database going away (57P01, 57P03, 08006, 53300) is 503 with Retry-After', async (t) => {
+  for (const state of ['57P01', '57P03', '08006', '53300']) {
+    const res = await server.post(`/api/v1/fault-states/${state}`, undefined, k);
+    assertEnvelope(t, res, 503, `/api/v1/fault-states/${state}`);
+    t.match(res.headers.get('retry-after'), /^\d+$/, `${state}: Retry-After`);
+    t.equal(attempts.get(state), 1, `${state}: not retried (not a transaction conflict)`);
+  }
+});
+
+t.test('values the database refuses (not null 23502, bad text 22P02) are 400', async (t) => {
+  // 23502 (not null) and 22P02 (bad text representation) are the caller's values: 400.
+  for (const state of ['23502', '22P02']) assertEnvelope(t, await server.post(`/api/v1/fault-states/${state}`, undefined, k), 400, `/api/v1/fault-states/${state}`);
+});
+
+t.test('on /mcp: a lost database is a JSON-RPC error, a constraint violation a tool error result', async (t) => {
+  const agent = await connectMcp(server.url, { key: m.key, teardown: (fn) => t.teardown(fn) });
+  await t.rejects(callTool(agent, 'db_fault_read', { state: '57P01' }), { code: -32001, message: /unavailable/i });
+  const result = await callTool(agent, 'db_fault_read', { state: '23503' });
+  t.equal(result.isError, true);
+  t.match(resultText(result), /does not exist/);
+  const raw = await fetch(`${server.url}/mcp`, {
+    method: 'POST',
+    headers: { 'x-api-key': m.key, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'db_fault_read', arguments: { state: '08006' } } }),
+  });
+  t.ok(raw.status < 500, `no 5xx from /mcp (${raw.status})`);
+  t.match(await raw.json(), { jsonrpc: '2.0', id: 7, error: { code: -32001, data: { retryAfter: Number } } });
+});
+
+t.test('driver errors: a refused connection and a pool wait that times out are "unavailable"', async (t) => {
+  const port = await freePort();
+  const refused = await new pg.Client({ host: '127.0.0.1', port, user: 'x', database: 'x' }).connect().then(() => undefined, (e: unknown) => e);
+  t.match(databaseFailure(refused), { status: 503, retryAfter: Number, unavailable: true }, 'ECONNREFUSED');
+  const pool = new pg.Pool({ connectionString: server.databaseUrl, max: 1, connectionTimeoutMillis: 100 });
+  t.teardown(() => pool.end());
+  const held = await pool.connect();
+  const timedOut = await pool.connect().then(() => undefined, (e: unknown) => e);
+  held.release();
+  t.match(databaseFailure(timedOut), { status: 503, unavailable: true }, 'pool timeout');
+  t.equal(databaseFailure(new Error('something else')), undefined, 'an unrelated error is not a database failure');
+});

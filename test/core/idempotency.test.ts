@@ -1,0 +1,138 @@
+// Idempotent retries (issue 11, point 4): every REST create (POST answering 201) accepts an
+// `Idempotency-Key`; the same key and body within 24 h answer the first response without a second
+// record, another body is a 409, concurrent duplicates wait for the first; keys are per user.
+import t, { type Test } from 'tap';
+import { startTestServer, type Member, type Response } from '../support/server.ts';
+
+const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies', 'collaborators'] });
+const org = await server.organization();
+const alice = await server.member(org);
+const bob = await server.member(org);
+
+let seq = 0;
+const projectBody = (code = `IK-${++seq}`) => ({ code, name: 'Retried', description: 'd', visibility: 'PROTECTED' });
+const createProject = (m: Member, body: unknown, key?: string) =>
+  server.post('/api/v1/projects', body, { key: m.key, headers: key === undefined ? {} : { 'idempotency-key': key } });
+const count = async (table: string, column: string, value: string) =>
+  (await server.sql<{ n: number }>(`select count(*)::int as n from ${table} where ${column} = ?`, [value]))[0].n;
+
+function assertEnvelope(t: Test, res: Response, status: number) {
+  t.equal(res.status, status);
+  t.same(Object.keys(res.body ?? {}).filter((k) => !['details', 'errors'].includes(k)).sort(), ['error', 'message', 'path', 'statusCode', 'timestamp']);
+  t.equal(res.body.statusCode, status);
+}
+
+t.test('same key and body: the first response again (status, body, Location), one record', async (t) => {
+  const body = projectBody();
+  const first = await createProject(alice, body, 'retry-1');
+  t.equal(first.status, 201);
+  const again = await createProject(alice, body, 'retry-1');
+  t.equal(again.status, 201);
+  t.same(again.body, first.body, 'the same body, the same id');
+  t.equal(again.headers.get('location'), first.headers.get('location'));
+  t.equal(again.headers.get('idempotent-replayed'), 'true');
+  t.equal(first.headers.get('idempotent-replayed'), null);
+  t.equal(await count('project', 'code', body.code), 1, 'no second record');
+  // The same JSON with its keys in another order is the same request.
+  const reordered = Object.fromEntries(Object.entries(body).reverse());
+  t.same((await createProject(alice, reordered, 'retry-1')).body, first.body);
+});
+
+t.test('same key, another body: 409 with the envelope, nothing created', async (t) => {
+  const body = projectBody();
+  t.equal((await createProject(alice, body, 'retry-2')).status, 201);
+  const other = projectBody();
+  const res = await createProject(alice, other, 'retry-2');
+  assertEnvelope(t, res, 409);
+  t.match(res.body.message, /Idempotency-Key/);
+  t.equal(await count('project', 'code', other.code), 0);
+});
+
+t.test('concurrent duplicates wait for the first and get its response: one record', async (t) => {
+  const body = projectBody();
+  const results = await Promise.all(Array.from({ length: 20 }, () => createProject(alice, body, 'burst-1')));
+  t.same(results.map((r) => r.status), Array(20).fill(201));
+  t.equal(new Set(results.map((r) => r.body.id)).size, 1, 'every answer names the same project');
+  t.equal(await count('project', 'code', body.code), 1, 'exactly one record');
+  t.equal(results.filter((r) => r.headers.get('idempotent-replayed') === null).length, 1, 'one request ran, the others replayed');
+});
+
+t.test('concurrent requests with one key and different bodies: one runs, the others are refused', async (t) => {
+  const bodies = Array.from({ length: 10 }, () => projectBody());
+  const results = await Promise.all(bodies.map((b) => createProject(alice, b, 'burst-2')));
+  t.equal(results.filter((r) => r.status === 201).length, 1);
+  t.equal(results.filter((r) => r.status === 409).length, 9);
+  let created = 0;
+  for (const b of bodies) created += await count('project', 'code', b.code);
+  t.equal(created, 1);
+});
+
+t.test('keys are scoped to the key\'s user', async (t) => {
+  const body = projectBody();
+  const a = await createProject(alice, body, 'shared-key');
+  const b = await createProject(bob, body, 'shared-key');
+  t.equal(a.status, 201);
+  t.equal(b.status, 201);
+  t.not(a.body.id, b.body.id, 'another user\'s key of the same name is another key');
+  t.equal(await count('project', 'code', body.code), 2);
+});
+
+t.test('without the header every create runs', async (t) => {
+  const body = projectBody();
+  t.equal((await createProject(alice, body)).status, 201);
+  t.equal((await createProject(alice, body)).status, 201);
+  t.equal(await count('project', 'code', body.code), 2);
+});
+
+t.test('a failed first attempt is not stored: the retry runs', async (t) => {
+  const bad = await createProject(alice, { code: 'IK-bad', name: '', description: 'd' }, 'fix-me');
+  t.equal(bad.status, 400);
+  t.same(await server.sql('select key from idempotency_key where key = ?', ['fix-me']), [], 'the key was released');
+  const body = projectBody();
+  const ok = await createProject(alice, body, 'fix-me');
+  t.equal(ok.status, 201);
+  t.equal(await count('project', 'code', body.code), 1);
+  // A parent that does not exist (404): released as well.
+  const missing = await server.post('/api/v1/studies', { projectId: '00000000-0000-4000-8000-000000000000', name: 'S' }, { key: alice.key, headers: { 'idempotency-key': 'study-1' } });
+  t.equal(missing.status, 404);
+  const study = await server.post('/api/v1/studies', { projectId: ok.body.id, name: 'S' }, { key: alice.key, headers: { 'idempotency-key': 'study-1' } });
+  t.equal(study.status, 201);
+});
+
+t.test('a key is remembered for 24 hours', async (t) => {
+  const body = projectBody();
+  const first = await createProject(alice, body, 'day-old');
+  await server.sql(`update idempotency_key set created_at = now() - interval '24 hours 1 minute' where key = 'day-old'`);
+  const later = await createProject(alice, body, 'day-old');
+  t.equal(later.status, 201);
+  t.not(later.body.id, first.body.id, 'an expired key runs the create again');
+  t.equal(later.headers.get('idempotent-replayed'), null);
+});
+
+t.test('malformed keys are a 400 with the envelope, after authentication', async (t) => {
+  for (const key of ['', 'x'.repeat(256), 'has space', 'tab\there', 'ünïcode']) {
+    const body = projectBody();
+    const res = await server.request('POST', '/api/v1/projects', {
+      key: alice.key,
+      body,
+      headers: { 'idempotency-key': Buffer.from(key, 'utf8').toString('latin1') },
+    });
+    assertEnvelope(t, res, 400);
+    t.same(res.body.errors?.map((e: { field: string }) => e.field), ['Idempotency-Key'], JSON.stringify(key));
+    t.equal(await count('project', 'code', body.code), 0);
+  }
+  t.equal((await createProject(alice, projectBody(), 'k'.repeat(255))).status, 201, '255 characters are fine');
+  const anonymous = await server.post('/api/v1/projects', projectBody(), { headers: { 'idempotency-key': 'has space' } });
+  t.equal(anonymous.status, 401, 'authentication comes first');
+});
+
+t.test('every plugin\'s creates go through the kernel: collaborators too', async (t) => {
+  const body = { label: `Lab ${++seq}` };
+  const headers = { 'idempotency-key': 'collab-1' };
+  const results = await Promise.all(Array.from({ length: 5 }, () => server.post('/api/v1/collaborators', body, { key: alice.key, headers })));
+  t.same(results.map((r) => r.status), Array(5).fill(201));
+  t.equal(new Set(results.map((r) => r.body.id)).size, 1);
+  t.equal(await count('collaborator', 'label', body.label), 1);
+  // The same key on another operation is another request: 409.
+  assertEnvelope(t, await createProject(alice, projectBody(), 'collab-1'), 409);
+});
