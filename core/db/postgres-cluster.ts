@@ -6,6 +6,7 @@ import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_proces
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import { existsSync, statSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -231,8 +232,8 @@ export async function startCluster(bin: Binaries, dir: string, port: number, acc
   child.stdout!.resume();
   child.stderr!.resume();
   child.unref();
-  (child.stdout as unknown as { unref?(): void }).unref?.();
-  (child.stderr as unknown as { unref?(): void }).unref?.();
+  (child.stdout as Socket).unref();
+  (child.stderr as Socket).unref();
   let stopping: Promise<void> | undefined;
   return {
     pid: child.pid!,
