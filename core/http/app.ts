@@ -17,6 +17,7 @@ import { proxyTransportGuard, tlsServerFactory } from './transport.ts';
 import { buildTools } from '../mcp/tools.ts';
 import { registerMcp } from '../mcp/route.ts';
 import { openapiOptions } from '../openapi/index.ts';
+import { RequestLogController } from '../logging/request-log.ts';
 
 export interface AppOptions {
   kernel: Kernel;
@@ -104,6 +105,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     frameworkErrors: routerRefusal as never,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // One line per request, its URL redacted (core/logging/request-log.ts).
+    logController: new RequestLogController(),
   });
   app.setValidatorCompiler(validatorCompiler());
   app.addHook('onRequest', echoRequestId);

@@ -23,7 +23,7 @@ t.test('every request log line has a request id; authenticated lines name the ke
   t.equal((await server.get('/api/v1/projects', { key: alice.key })).status, 200);
   t.equal((await server.get('/api/v1/projects', { headers: { authorization: `ApiKey ${alice.key}` } })).status, 200);
   t.equal((await server.get('/api/v1/projects', { key: alice.key + 'x' })).status, 401);
-  t.ok(lines.length >= 6, 'request and response lines were logged');
+  t.ok(lines.length >= 3, 'a line per request was logged');
   for (const line of lines) t.type(line.reqId, 'string', 'reqId on every line');
   const completed = lines.filter((l) => l.msg === 'request completed');
   t.same(completed.map((l) => l.keyId), [alice.keyId, alice.keyId, undefined]);

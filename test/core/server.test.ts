@@ -1,70 +1,12 @@
 import t from 'tap';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import https from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { createTestDatabase } from '../support/db.ts';
-import { cliEnv, launcher, projectRoot, runCli, tempFile } from '../cli/labdata-cli.ts';
+import { projectRoot, runCli, tempFile } from '../cli/labdata-cli.ts';
 
-// `npm start` is `node bin/labdata.js serve`: these tests spawn exactly that.
-
-interface Served {
-  proc: ChildProcess;
-  url: string;
-  port: number;
-  stdout(): string;
-  stderr(): string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/** Starts `labdata serve` and resolves once it printed its ready line. */
-function serve(t: Tap, env: Record<string, string | undefined>): Promise<Served> {
-  const proc = spawn(process.execPath, [launcher, 'serve'], { cwd: projectRoot, env: cliEnv({ LABDATA_PORT: '0', ...env }) });
-  let out = '';
-  let err = '';
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
-  // Whatever happens in the test, the server does not outlive it.
-  t.teardown(async () => {
-    if (proc.exitCode === null && proc.signalCode === null) {
-      proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(timer);
-    }
-  });
-  return new Promise((resolve, reject) => {
-    proc.stderr!.on('data', (chunk) => (err += chunk));
-    proc.stdout!.on('data', (chunk) => {
-      out += chunk;
-      const m = /listening on (https:\/\/[^\s:]+:(\d+))/.exec(out);
-      if (m) resolve({ proc, url: m[1], port: Number(m[2]), stdout: () => out, stderr: () => err, exited });
-    });
-    void exited.then(({ code, signal }) => reject(new Error(`labdata serve exited (${code ?? signal}) before it was ready:\n${err}`)));
-  });
-}
-
-async function stop(served: Served, signal: NodeJS.Signals = 'SIGTERM') {
-  served.proc.kill(signal);
-  return served.exited;
-}
-
-type Tap = { teardown(fn: () => unknown): void };
-
-/** GET over HTTPS trusting exactly `ca` (the generated certificate is not in the test CA list). */
-function get(url: string, opts: { ca?: string; key?: string } = {}): Promise<{ status: number; body: any }> {
-  return new Promise((resolve, reject) => {
-    const req = https.get(url, { ca: opts.ca, headers: opts.key ? { 'x-api-key': opts.key } : {} }, (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined }));
-    });
-    req.on('error', reject);
-  });
-}
+import { serve, stop, get, dataDir, isRunning } from '../support/serve-process.ts';
 
 /** The SHA-256 fingerprint of the certificate the server presents. */
 function presentedFingerprint(port: number, ca: string): Promise<string> {
@@ -76,23 +18,6 @@ function presentedFingerprint(port: number, ca: string): Promise<string> {
     socket.on('error', reject);
   });
 }
-
-/** A data directory the embedded cluster's `postgres` user can reach when the tests run as root. */
-function dataDir(t: Tap): string {
-  const dir = mkdtempSync(join(tmpdir(), 'labdata-serve-'));
-  chmodSync(dir, 0o711);
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-const isRunning = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 t.test('serve on a database URL with given PEM files: ready line with the real port, graceful SIGTERM', async (t) => {
   const databaseUrl = await createTestDatabase(t);

@@ -1,0 +1,91 @@
+import t from 'tap';
+import { existsSync, readFileSync } from 'node:fs';
+import https from 'node:https';
+import net from 'node:net';
+import { join } from 'node:path';
+import tls from 'node:tls';
+import { spawn } from 'node:child_process';
+import { cliEnv } from '../cli/labdata-cli.ts';
+import { dataDir, eventually, get, isRunning, postmasterPid, projectRoot, serve, stop, stopLeftCluster } from '../support/serve-process.ts';
+
+// Real signals on a real `labdata serve` with its embedded PostgreSQL: what an operator's
+// Ctrl-C, `kill` or a crash does.
+
+const plugins = `users,projects,${join(projectRoot, 'test/fixtures/plugins/slow-read/index.ts')}`;
+const dir = dataDir(t);
+stopLeftCluster(t, dir);
+const demoKey = (stdout: string) => /API key \(shown once, keep it\): (\S+)\n/.exec(stdout)?.[1];
+
+/** A client connection that resolves once open (TLS: after the handshake), and tells when it closed. */
+function openSocket(connect: () => net.Socket, ready: string) {
+  const socket = connect();
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.on('error', () => {});
+  return { socket, closed, open: new Promise<void>((resolve) => socket.once(ready, () => resolve())) };
+}
+
+t.test('SIGTERM: pre-connected and idle connections close at once, the request in flight finishes, exit 0, no PostgreSQL left', async (t) => {
+  const served = await serve(t, { LABDATA_DATA_DIR: dir, LABDATA_PLUGINS: plugins, LABDATA_LOG_LEVEL: 'info' });
+  const key = demoKey(served.stdout())!;
+  const ca = readFileSync(join(dir, 'tls', 'cert.pem'), 'utf8');
+  const pgPid = postmasterPid(dir);
+  t.ok(pgPid && isRunning(pgPid), 'the embedded PostgreSQL runs');
+  t.match(served.stderr(), /"msg":"Server listening at https:\/\/127\.0\.0\.1:\d+"/, 'the start log line says https://');
+
+  // What browsers and connection pools hold open: a TLS connection that never sent a request,
+  // a TCP connection still before its handshake, and a keep-alive connection after a request.
+  const preTls = openSocket(() => tls.connect({ host: '127.0.0.1', port: served.port, ca, servername: 'localhost' }), 'secureConnect');
+  const preTcp = openSocket(() => net.connect({ host: '127.0.0.1', port: served.port }), 'connect');
+  await Promise.all([preTls.open, preTcp.open]);
+  const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
+  t.teardown(() => agent.destroy());
+  t.equal((await get(`${served.url}/api/v1/projects`, { ca, key, agent })).status, 200);
+  const idle = Object.values(agent.freeSockets).flat()[0]!;
+  t.ok(idle, 'a keep-alive connection is left idle');
+  const idleClosed = new Promise<void>((resolve) => idle.once('close', () => resolve()));
+
+  const inFlight = get(`${served.url}/api/v1/slow`, { ca, key });
+  t.ok(await eventually(() => served.stderr().includes('slow-read: started')), 'a slow request is in flight');
+  const exited = stop(served, 'SIGTERM');
+  t.same(await inFlight, { status: 200, body: { done: true } }, 'the request in flight gets its answer');
+  await Promise.all([preTls.closed, preTcp.closed, idleClosed]);
+  t.pass('the server closed the pre-connected and idle connections');
+  t.same(await exited, { code: 0, signal: null }, 'exit 0');
+  t.notOk(isRunning(pgPid), 'the embedded PostgreSQL is stopped');
+  t.notOk(existsSync(join(dir, 'pg', 'postmaster.pid')), 'cleanly: no postmaster.pid left');
+  t.match(served.stderr(), /"msg":"stopped"/);
+});
+
+t.test('a killed server (SIGKILL) takes its embedded PostgreSQL with it; npm start stopped by a service manager or Ctrl-C leaves nothing behind', async (t) => {
+  const served = await serve(t, { LABDATA_DATA_DIR: dir, LABDATA_PLUGINS: plugins });
+  const pgPid = postmasterPid(dir);
+  t.ok(pgPid && isRunning(pgPid));
+  t.same(await stop(served, 'SIGKILL'), { code: null, signal: 'SIGKILL' });
+  t.ok(await eventually(() => !isRunning(pgPid), 20_000), 'the orphaned PostgreSQL stops by itself');
+  // The next start (through `npm start`) finds the data intact.
+  const npm = spawn('npm', ['start', '--silent'], { cwd: projectRoot, env: cliEnv({ LABDATA_DATA_DIR: dir, LABDATA_PLUGINS: plugins, LABDATA_PORT: '0' }), detached: true });
+  const npmExited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+  t.teardown(() => {
+    try {
+      process.kill(-npm.pid!, 'SIGKILL');
+    } catch {
+      // the group is gone already
+    }
+  });
+  let out = '';
+  npm.stdout!.on('data', (c) => (out += c));
+  npm.stderr!.resume();
+  t.ok(await eventually(() => out.includes('listening on https://'), 60_000), 'npm start serves');
+  t.notMatch(out, /API key/, 'same database: no new demo key');
+  const againPg = postmasterPid(dir);
+  const serverPid = Number(readFileSync(`/proc/${againPg}/stat`, 'utf8').split(') ')[1].split(' ')[1]);
+  t.ok(isRunning(serverPid), 'the server runs under npm');
+  // A service manager stops npm (SIGTERM to its pid only: npm forwards it to the server), and
+  // the server is signalled twice at once, as a Ctrl-C in a terminal does (the terminal signals
+  // the whole process group, npm forwards it once more).
+  process.kill(serverPid, 'SIGINT');
+  process.kill(npm.pid!, 'SIGTERM');
+  t.equal(await npmExited, 0, 'npm start ends with 0: the server got the signal and stopped cleanly, not by a forced second signal');
+  t.ok(await eventually(() => !isRunning(serverPid)), 'no node process left');
+  t.notOk(isRunning(againPg), 'no PostgreSQL process left');
+});

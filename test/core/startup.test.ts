@@ -1,0 +1,79 @@
+import t from 'tap';
+import { writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { join } from 'node:path';
+import { createTestDatabase } from '../support/db.ts';
+import { dataDir, spawnServe, type Tap } from '../support/serve-process.ts';
+
+// Every start-up failure an operator can cause ends in one line naming the cause and the
+// setting to change (names from the operator contract), exit 1, never a stack trace.
+
+const testCert = process.env.LABDATA_TEST_TLS_CERT!;
+const testKey = process.env.LABDATA_TEST_TLS_KEY!;
+
+async function failedStart(t: Tap & { equal: Function; match: Function; notMatch: Function; ok: Function }, env: Record<string, string>, setting: RegExp) {
+  const run = spawnServe(t, env);
+  const { code } = await run.exited;
+  const stderr = run.stderr();
+  t.equal(code, 1, 'exit 1');
+  const lines = stderr.split('\n').filter(Boolean);
+  const reasons = lines.filter((l) => !l.startsWith('{'));
+  t.equal(reasons.length, 1, `one line besides JSON logs:\n${stderr}`);
+  t.match(reasons[0] ?? '', /^labdata: /);
+  t.match(reasons[0] ?? '', setting, 'names the setting to change');
+  t.notMatch(stderr, /^\s+at /m, 'no stack trace');
+  t.equal(run.stdout(), '', 'no ready line');
+  return reasons[0] ?? '';
+}
+
+t.test('port already taken: names LABDATA_PORT', async (t) => {
+  const blocker = net.createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => blocker.close());
+  const port = (blocker.address() as net.AddressInfo).port;
+  const line = await failedStart(t, {
+    LABDATA_DATABASE_URL: await createTestDatabase(t),
+    LABDATA_DATA_DIR: dataDir(t),
+    LABDATA_TLS_CERT: testCert,
+    LABDATA_TLS_KEY: testKey,
+    LABDATA_PLUGINS: 'users',
+    LABDATA_PORT: String(port),
+  }, /LABDATA_PORT/);
+  t.match(line, `port ${port}`);
+  t.match(line, /already in use/);
+});
+
+t.test('bad certificate or key files: names LABDATA_TLS_CERT / LABDATA_TLS_KEY', async (t) => {
+  const dir = dataDir(t);
+  const garbage = join(dir, 'garbage.pem');
+  writeFileSync(garbage, 'not a certificate\n');
+  const base = { LABDATA_DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/none', LABDATA_DATA_DIR: dir, LABDATA_PLUGINS: 'users' };
+  t.match(await failedStart(t, { ...base, LABDATA_TLS_CERT: garbage, LABDATA_TLS_KEY: testKey }, /LABDATA_TLS_CERT/), /not a PEM certificate/);
+  t.match(await failedStart(t, { ...base, LABDATA_TLS_CERT: testCert, LABDATA_TLS_KEY: join(dir, 'missing.pem') }, /LABDATA_TLS_KEY/), /ENOENT/);
+});
+
+t.test('database unreachable: names LABDATA_DATABASE_URL, never its password', async (t) => {
+  const closed = net.createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const port = (closed.address() as net.AddressInfo).port;
+  await new Promise((resolve) => closed.close(resolve));
+  const line = await failedStart(t, {
+    LABDATA_DATABASE_URL: `postgresql://someone:pw-not-to-print@127.0.0.1:${port}/labdata`,
+    LABDATA_DATA_DIR: dataDir(t),
+    LABDATA_TLS_CERT: testCert,
+    LABDATA_TLS_KEY: testKey,
+    LABDATA_PLUGINS: 'users',
+  }, /LABDATA_DATABASE_URL/);
+  t.match(line, `127.0.0.1:${port}/labdata`);
+  t.match(line, /ECONNREFUSED/);
+  t.notMatch(line, /pw-not-to-print/);
+});
+
+t.test('unwritable data directory: names LABDATA_DATA_DIR', async (t) => {
+  const dir = dataDir(t);
+  const file = join(dir, 'a-file');
+  writeFileSync(file, '');
+  // Root may write anywhere it has a directory; a path through a regular file is unwritable for all.
+  const line = await failedStart(t, { LABDATA_DATA_DIR: join(file, 'data'), LABDATA_PLUGINS: 'users' }, /LABDATA_DATA_DIR/);
+  t.match(line, join(file, 'data'));
+});
