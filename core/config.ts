@@ -17,6 +17,8 @@ export interface Config {
   logLevel: string;
   /** LABDATA_SECRET_KEY: 32 bytes (base64 or hex) sealing stored credentials; unset: `<dataDir>/secret.key`. */
   secretKey: string | undefined;
+  /** LABDATA_VENDOR_ALLOW_LINK_LOCAL: vendor URLs may name link-local and cloud metadata addresses (off by default). */
+  vendorAllowLinkLocal: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -56,5 +58,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mcpAllowedHosts: list(env.LABDATA_MCP_ALLOWED_HOSTS) ?? [],
     logLevel: env.LABDATA_LOG_LEVEL || 'info',
     secretKey: env.LABDATA_SECRET_KEY || undefined,
+    vendorAllowLinkLocal: bool('LABDATA_VENDOR_ALLOW_LINK_LOCAL', env.LABDATA_VENDOR_ALLOW_LINK_LOCAL, false),
   };
 }
