@@ -1,5 +1,6 @@
 import t from 'tap';
 import crypto from 'node:crypto';
+import { applyBootstrap } from '../../../core/cli/bootstrap.ts';
 import { startTestServer } from '../../support/server.ts';
 import { connectMcp, expectToolMatchesRest, callTool } from '../../support/mcp.ts';
 
@@ -114,4 +115,18 @@ t.test('writes on another organization\'s team are 404 for every key of that org
   }
   t.equal((await server.put(`/api/v1/teams/${crypto.randomUUID()}`, { name: 'Y' }, { key: alice.key })).status, 404, 'unknown team, non-admin');
   t.equal((await server.put(`/api/v1/teams/${tm.id}`, { name: 'Y' }, { key: alice.key })).status, 403, 'own organization, non-admin');
+});
+
+t.test('the bootstrap file refuses an INACTIVE team member too, changing nothing', async (t) => {
+  const gone = await server.member(org, { status: 'INACTIVE' });
+  const file = {
+    users: [{ ref: 'later', email: `later-${crypto.randomUUID()}@example.test`, memberships: [{ organization: org, status: 'INACTIVE' }] }],
+    teams: [{ ref: 't', organization: org, name: 'Boot team', members: ['later'] }],
+  };
+  await t.rejects(applyBootstrap(server.orm.em.fork(), file, server.kernel), { message: 'teams "t": member "later" is INACTIVE in this organization' });
+  await t.rejects(applyBootstrap(server.orm.em.fork(), { teams: [{ ref: 'u', organization: org, name: 'Boot team', members: [alice.userId, gone.userId] }] }, server.kernel),
+    { message: `teams "u": member "${gone.userId}" is INACTIVE in this organization` });
+  t.equal((await server.sql(`select 1 from team where name = 'Boot team'`)).length, 0);
+  const ok = await applyBootstrap(server.orm.em.fork(), { teams: [{ ref: 'v', organization: org, name: 'Boot team', members: [alice.userId] }] }, server.kernel);
+  t.ok((ok.teams as Record<string, { id: string }>).v.id);
 });
