@@ -7,6 +7,7 @@ import { startTestServer } from '../../support/server.ts';
 import { connectMcp, callTool, expectToolMatchesRest } from '../../support/mcp.ts';
 import { runCli, tempFile } from '../../cli/labdata-cli.ts';
 import { findIntegration, findPersonalIntegration } from '../../../plugins/integrations/extensions.ts';
+import { applyBootstrap } from '../../../core/cli/bootstrap.ts';
 
 const PLUGINS = 'users,integrations,projects,studies,assay-types,assays,activity';
 const databaseUrl = await createTestDatabase(t);
@@ -214,11 +215,6 @@ t.test('bad bootstrap items are refused with one line naming the item; nothing i
     [{ ...base, integrations: [{ ref: 'bad', organization: 'x', type: 'JIRA', name: 'J' }] }, /integrations "bad".*type/],
     [{ ...base, integrations: [{ ref: 'twice', organization: 'x', type: 'GIT', name: 'G', settings: { token: 'oops' }, credentials: { token: 'oops' } }] }, /integrations "twice": settings\.token is also in credentials/],
     [{ ...base, integrations: [{ ref: 'meta', organization: 'x', type: 'ELN_A', name: 'E', settings: { baseUrl: 'https://169.254.169.254/oops' } }] }, /integrations "meta": settings\.baseUrl must not be a link-local or cloud metadata address \(set LABDATA_VENDOR_ALLOW_LINK_LOCAL=true/],
-    [{ ...base, integrations: [{ ref: 'file', organization: 'x', type: 'ELN_B', name: 'E', settings: { baseUrl: 'file:///etc/oops' } }] }, /integrations "file": settings\.baseUrl must be an https URL, not file/],
-    [{ ...base, integrations: [{ ref: 'gopher', organization: 'x', type: 'GIT', name: 'G', settings: { provider: 'HTTP', baseUrl: 'gopher://127.0.0.1:70/oops' } }] }, /integrations "gopher": settings\.baseUrl must be an https URL, not gopher/],
-    [{ ...base, integrations: [{ ref: 'plain', organization: 'x', type: 'ELN_A', name: 'E', settings: { baseUrl: 'http://eln.example.org/oops' } }] }, /integrations "plain": settings\.baseUrl must be an https URL \(plain http is allowed to a loopback address only\)/],
-    [{ ...base, integrations: [{ ref: 'root', organization: 'x', type: 'GIT', name: 'G', settings: { provider: 'LOCAL', rootPath: '/' } }] }, /integrations "root": settings\.rootPath must not be the filesystem root/],
-    [{ ...base, personalIntegrations: [{ ref: 'etc', user: out.users.alice.id, organization: orgs.acme, type: 'GIT', name: 'G', settings: { provider: 'LOCAL', rootPath: '/etc/oops' }, credentials: {} }] }, /personalIntegrations "etc": settings\.rootPath must not be in the system directory \/etc/],
     [{ ...base, personalIntegrations: [{ ref: 'p', user: 'ghost', organization: 'x', type: 'GIT', name: 'G', credentials: {} }] }, /personalIntegrations "p"/],
     [{ ...base, personalIntegrations: [{ ref: 'p2', user: out.users.olga.id, organization: orgs.acme, type: 'GIT', name: 'G', credentials: {} }] }, /personalIntegrations "p2"/],
     [{ ...base, personalIntegrations: [{ ref: 'p3', user: out.users.alice.id, organization: orgs.acme, type: 'GIT', name: 'G' }] }, /personalIntegrations "p3".*credentials/],
@@ -285,4 +281,22 @@ t.test('LABDATA_VENDOR_ALLOW_LINK_LOCAL=true lets a vendor URL name a link-local
   const res = await runCli(['bootstrap', file], { LABDATA_DATABASE_URL: databaseUrl, LABDATA_PLUGINS: PLUGINS, LABDATA_VENDOR_ALLOW_LINK_LOCAL: 'true' });
   t.equal(res.code, 0, res.stderr);
   t.ok(res.json.integrations.imds.id);
+});
+
+t.test('vendor URLs and Git roots are checked where they are stored, naming the field (in process)', async (t) => {
+  const cases: [unknown, RegExp][] = [
+    [{ integrations: [{ ref: 'file', organization: orgs.acme, type: 'ELN_B', name: 'E', settings: { baseUrl: 'file:///etc/oops' } }] }, /integrations "file": settings\.baseUrl must be an https URL, not file/],
+    [{ integrations: [{ ref: 'gopher', organization: orgs.acme, type: 'GIT', name: 'G', settings: { provider: 'HTTP', baseUrl: 'gopher://127.0.0.1:70/oops' } }] }, /integrations "gopher": settings\.baseUrl must be an https URL, not gopher/],
+    [{ integrations: [{ ref: 'plain', organization: orgs.acme, type: 'ELN_A', name: 'E', settings: { baseUrl: 'http://eln.example.org/oops' } }] }, /integrations "plain": settings\.baseUrl must be an https URL \(plain http is allowed to a loopback address only\)/],
+    [{ integrations: [{ ref: 'root', organization: orgs.acme, type: 'GIT', name: 'G', settings: { provider: 'LOCAL', rootPath: '/' } }] }, /integrations "root": settings\.rootPath must not be the filesystem root/],
+    [{ personalIntegrations: [{ ref: 'etc', user: out.users.alice.id, organization: orgs.acme, type: 'GIT', name: 'G', settings: { provider: 'LOCAL', rootPath: '/etc/oops' }, credentials: {} }] }, /personalIntegrations "etc": settings\.rootPath must not be in the system directory \/etc/],
+  ];
+  const count = async () => (await server.sql<{ n: number }>('select (select count(*) from integration) + (select count(*) from personal_integration) as n'))[0].n;
+  const before = await count();
+  for (const [file, reason] of cases) {
+    const error = await rejection(applyBootstrap(server.orm.em.fork(), file, server.kernel));
+    t.match(error, { message: reason });
+    t.notMatch((error as Error).message, 'oops', 'the value is not echoed');
+  }
+  t.equal(await count(), before);
 });
