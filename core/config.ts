@@ -21,6 +21,8 @@ export interface Config {
   jobConcurrency: number;
   /** LABDATA_RATE_LIMIT_PER_MINUTE: requests per API key and minute on one instance; 0 turns the limit off. */
   rateLimitPerMinute: number;
+  /** LABDATA_VENDOR_ALLOW_LINK_LOCAL: vendor URLs may name link-local and cloud metadata addresses (off by default). */
+  vendorAllowLinkLocal: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -70,5 +72,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKey: env.LABDATA_SECRET_KEY || undefined,
     jobConcurrency,
     rateLimitPerMinute: rateLimit,
+    vendorAllowLinkLocal: bool('LABDATA_VENDOR_ALLOW_LINK_LOCAL', env.LABDATA_VENDOR_ALLOW_LINK_LOCAL, false),
   };
 }

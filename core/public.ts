@@ -32,10 +32,11 @@ export { OrganizationRecords, type OrganizationRecordSpec } from './organization
 export { Team, TeamMember, ProjectMember, OrganizationUser } from './entities/index.ts';
 export { OrganizationUserSchema, organizationUserColumns, toOrganizationUserDto, type OrganizationUserRow, type OrganizationUserDto } from './entities/dto.ts';
 export { parentParam, parentParams, parentOf, contributableParentOf, attachedTo, attachedVisible, cascadeWithParents, parentType, parentProperties, attachedColumns, attachedDto, type AttachedRow } from './attachments.ts';
-export { askVendor, vendorStep, vendorEndpoint, linkExisting, verifyExisting, VendorClient, VendorError, type VendorClientOptions, type VendorRequest,
+export { askVendor, vendorStep, vendorEndpoint, vendorUrlProblem, linkExisting, verifyExisting, VendorClient, VendorError, type OutboundPolicy, type VendorClientOptions, type VendorRequest,
   type VendorResponse, type VendorIntegration, type VendorEndpoint, type ExistingLink } from './vendor-http.ts';
 export type { JobContext, JobDefinition, EnqueueOptions, JobQueue } from './jobs/index.ts';
 export { StepFailedError, retryInitializationWrite, STEP_STATUSES, type ProvisioningService, type ProvisioningStep, type StepContext, type StepExecutor,
   type StepResult, type StepStatus, type ExecutorOptions, type ProvisionedKind, type RecordScope, type AddStepInput } from './provisioning/index.ts';
-export type { SecretBox } from './secrets.ts';
+export { splitSecretFields, publicFields, type SecretBox } from './secrets.ts';
+export { storageRootProblem } from './storage-roots.ts';
 export { registerLifecycleRecord, registerRecordKind, type LifecycleRecordOptions, type LifecycleRecordService, type RecordKindOptions, type RecordPlace } from './records.ts';

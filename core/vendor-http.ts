@@ -3,9 +3,75 @@
  * base URL, auth headers and a timeout per call (global fetch + AbortSignal.timeout), and one
  * error type that says whether the vendor answered (status) or could not be reached at all.
  */
+import net from 'node:net';
 import { BadRequestError, HttpError, ValidationError } from './errors.ts';
 import type { OperationContext } from './kernel/operations.ts';
 import { StepFailedError } from './provisioning/index.ts';
+
+/** Where the service may send requests: `LABDATA_VENDOR_ALLOW_LINK_LOCAL` lifts the link-local and metadata ban. */
+export interface OutboundPolicy {
+  allowLinkLocal: boolean;
+}
+
+/** Cloud instance-metadata endpoints (AWS, GCP, Azure, Alibaba, AWS IPv6): credentials for the asking. */
+const METADATA_HOSTS = new Set(['169.254.169.254', 'metadata.google.internal', 'metadata', 'instance-data', 'instance-data.ec2.internal', '100.100.100.200', 'fd00:ec2::254']);
+
+/** A URL's host without IPv6 brackets or a trailing dot, lower case (WHATWG URL has already normalized IPv4 forms such as `0xa9fea9fe`). */
+function bareHost(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+}
+
+/** The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:a9fe:a9fe`), when it is one. */
+function mappedIpv4(host: string): string | undefined {
+  const m = /^::ffff:(?:([0-9.]+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/.exec(host);
+  if (!m) return undefined;
+  if (m[1]) return m[1];
+  const hi = parseInt(m[2], 16);
+  const lo = parseInt(m[3], 16);
+  return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
+}
+
+function isLoopback(host: string): boolean {
+  const v4 = mappedIpv4(host) ?? host;
+  if (net.isIPv4(v4)) return v4.startsWith('127.');
+  return host === '::1' || host === 'localhost' || host.endsWith('.localhost');
+}
+
+/** 169.254.0.0/16, fe80::/10 and the metadata names and addresses. */
+function isLinkLocalOrMetadata(host: string): boolean {
+  if (METADATA_HOSTS.has(host)) return true;
+  const v4 = mappedIpv4(host) ?? host;
+  if (net.isIPv4(v4)) return v4.startsWith('169.254.') || METADATA_HOSTS.has(v4);
+  return net.isIPv6(host) && /^fe[89ab][0-9a-f]:/.test(host);
+}
+
+/**
+ * Why `value` may not be a vendor base URL (ELN, Git host, S3 endpoint), or undefined when it
+ * may: `https:` only, plain `http:` only to a loopback address (local stubs, tests); no
+ * credentials in the URL (they would be shown with the settings); no link-local or cloud metadata
+ * address (SSRF to instance credentials) unless the policy allows it. Never echoes the value.
+ */
+export function vendorUrlProblem(value: unknown, policy: OutboundPolicy): string | undefined {
+  if (typeof value !== 'string' || !value.trim()) return 'must be an https URL';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an https URL';
+  }
+  const host = bareHost(url);
+  if (url.protocol === 'http:') {
+    if (!isLoopback(host)) return 'must be an https URL (plain http is allowed to a loopback address only)';
+  } else if (url.protocol !== 'https:') {
+    return `must be an https URL, not ${url.protocol.replace(/:$/, '')}`;
+  }
+  if (!host) return 'must be an https URL';
+  if (url.username || url.password) return 'must not contain a user name or password (put secrets in credentials)';
+  if (!policy.allowLinkLocal && isLinkLocalOrMetadata(host)) {
+    return 'must not be a link-local or cloud metadata address (set LABDATA_VENDOR_ALLOW_LINK_LOCAL=true to allow it)';
+  }
+  return undefined;
+}
 
 /** A failed vendor call. `status` is the HTTP status, or null when the vendor was not reached (down, timeout). */
 export class VendorError extends Error {
@@ -61,6 +127,10 @@ export class VendorClient {
     } catch {
       throw new VendorError(opts.vendor, null, `${opts.vendor}: invalid base URL`);
     }
+    // Also checked when the URL is stored; this catches rows stored before the rule (the
+    // link-local ban needs the deployment's setting, so it is enforced where the URL is stored).
+    const scheme = vendorUrlProblem(base.href, { allowLinkLocal: true });
+    if (scheme) throw new VendorError(opts.vendor, 400, `${opts.vendor}: the base URL ${scheme}`);
     this.#base = base;
     this.#headers = opts.headers ?? {};
     this.#timeoutMs = opts.timeoutMs ?? 10_000;

@@ -91,6 +91,7 @@ export async function applyBootstrap(em: EntityManager, file: unknown, kernel: K
     const orgs = new Refs('organizations');
     const users = new Refs('users');
     const membership = new Map<string, string>(); // `${userId}/${orgId}` → organization user id
+    const inactive = new Set<string>(); // organization user ids made INACTIVE by this file
 
     for (const [i, item] of list(doc, 'organizations').entries()) {
       const where = label('organizations', item, i);
@@ -126,6 +127,7 @@ export async function applyBootstrap(em: EntityManager, file: unknown, kernel: K
         if (membership.has(`${user.id}/${orgId}`)) throw new AdminError(`${where}: member of organization ${String(m.organization)} twice`);
         const ou = addMembership(tx, { organizationId: orgId, userId: user.id, roles, status });
         membership.set(`${user.id}/${orgId}`, ou.id);
+        if (status === 'INACTIVE') inactive.add(ou.id);
         organizationUsers[String(m.organization)] = ou.id;
       }
       if (typeof item.ref === 'string') (out.users ??= {})[item.ref] = { id: user.id, organizationUsers };
@@ -147,6 +149,10 @@ export async function applyBootstrap(em: EntityManager, file: unknown, kernel: K
       if (!Array.isArray(members)) throw new AdminError(`${where}: members must be a list`);
       const memberIds: string[] = [];
       for (const member of members) memberIds.push(await organizationUserOf(await resolve(tx, users, member, User, where), orgId, where));
+      // As on the REST API: a deactivated membership joins no team (it would come back to life on reactivation).
+      const stored = await tx.find(OrganizationUser, { id: { $in: memberIds }, status: 'INACTIVE' });
+      const gone = memberIds.findIndex((id) => inactive.has(id) || stored.some((ou) => ou.id === id));
+      if (gone >= 0) throw new AdminError(`${where}: member "${String(members[gone])}" is INACTIVE in this organization`);
       const team = createTeam(tx, { organizationId: orgId, name: text(item, 'name', where)!, description: text(item, 'description', where, true), memberIds });
       if (typeof item.ref === 'string') (out.teams ??= {})[item.ref] = { id: team.id };
     }

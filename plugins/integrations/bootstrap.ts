@@ -1,19 +1,46 @@
 import crypto from 'node:crypto';
-import { BootstrapError, validateInput, type BootstrapContext, type BootstrapSection, type TSchema } from '../../core/public.ts';
-import { IntegrationInput, PersonalIntegrationInput, SECRET_KEY_PATTERN, type IntegrationInputBody, type PersonalIntegrationInputBody } from './schemas.ts';
+import {
+  BootstrapError,
+  splitSecretFields,
+  storageRootProblem,
+  validateInput,
+  vendorUrlProblem,
+  type BootstrapContext,
+  type BootstrapSection,
+  type TSchema,
+} from '../../core/public.ts';
+import { IntegrationInput, PersonalIntegrationInput, PUBLIC_SETTINGS, type IntegrationType } from './schemas.ts';
 
-/** Shape errors, and a secret-looking key in `settings` (secrets go to `credentials`, which is sealed). */
-function check(schema: TSchema, body: Record<string, unknown>, where: string) {
-  const errors = validateInput(schema, body);
-  if (errors.length) throw new BootstrapError(`${where}: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`);
-  const secretLike = Object.keys((body.settings as Record<string, unknown> | undefined) ?? {}).filter((k) => SECRET_KEY_PATTERN.test(k));
-  if (secretLike.length) {
-    throw new BootstrapError(`${where}: settings.${secretLike[0]} looks like a secret: put it in credentials (stored encrypted, never shown)`);
-  }
+interface Checked {
+  type: IntegrationType;
+  name: string;
+  settings: Record<string, unknown>;
+  /** Sealed: the given credentials plus every setting the type does not declare public. */
+  credentials: string | null;
 }
 
-const sealed = (ctx: BootstrapContext, credentials: Record<string, unknown> | undefined) =>
-  credentials === undefined ? null : ctx.services.secrets.seal(credentials);
+/**
+ * Shape errors and the rules of the type's public settings (vendor URLs, server directories);
+ * then the split: declared public settings are stored as given, every other field is a secret.
+ * Messages name the field, never its value.
+ */
+function check(ctx: BootstrapContext, schema: TSchema, body: Record<string, unknown>, where: string): Checked {
+  const errors = validateInput(schema, body);
+  if (errors.length) throw new BootstrapError(`${where}: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`);
+  const input = body as { type: IntegrationType; name: string; settings?: Record<string, unknown>; credentials?: Record<string, unknown> };
+  const declared = PUBLIC_SETTINGS[input.type];
+  const policy = { allowLinkLocal: ctx.services.config.vendorAllowLinkLocal };
+  const { shown, secret } = splitSecretFields(input.settings ?? {}, Object.keys(declared));
+  for (const [field, value] of Object.entries(shown)) {
+    const kind = declared[field];
+    const problem = kind === 'url' ? vendorUrlProblem(value, policy) : kind === 'root' ? storageRootProblem(value) : undefined;
+    if (problem) throw new BootstrapError(`${where}: settings.${field} ${problem}`);
+  }
+  const twice = Object.keys(secret).find((field) => input.credentials && field in input.credentials);
+  if (twice) throw new BootstrapError(`${where}: settings.${twice} is also in credentials: give it once, in credentials`);
+  const credentials = input.credentials || Object.keys(secret).length ? { ...input.credentials, ...secret } : undefined;
+  return { type: input.type, name: input.name.trim(), settings: shown, credentials: credentials === undefined ? null : ctx.services.secrets.seal(credentials) };
+}
 
 /**
  * `integrations`: `{ref, organization, type, name, settings?, credentials?}` per item, an
@@ -25,11 +52,10 @@ export const integrationsSection: BootstrapSection = async (ctx, items) => {
     const where = ctx.label('integrations', item, i);
     const organizationId = await ctx.organization(item.organization, where);
     const { ref: _ref, organization: _organization, ...body } = item;
-    check(IntegrationInput, body, where);
-    const input = body as IntegrationInputBody;
+    const input = check(ctx, IntegrationInput, body, where);
     const id = crypto.randomUUID();
     await ctx.em.execute('insert into integration (id, organization_id, type, name, settings, credentials) values (?, ?, ?, ?, ?::jsonb, ?)', [
-      id, organizationId, input.type, input.name.trim(), JSON.stringify(input.settings ?? {}), sealed(ctx, input.credentials),
+      id, organizationId, input.type, input.name, JSON.stringify(input.settings), input.credentials,
     ]);
     if (typeof item.ref === 'string') out[item.ref] = { id };
   }
@@ -48,13 +74,12 @@ export const personalIntegrationsSection: BootstrapSection = async (ctx, items) 
     const userId = await ctx.user(item.user, where);
     await ctx.organizationUser(item.user, organizationId, where);
     const { ref: _ref, organization: _organization, user: _user, ...body } = item;
-    check(PersonalIntegrationInput, body, where);
-    const input = body as PersonalIntegrationInputBody;
+    const input = check(ctx, PersonalIntegrationInput, body, where);
     const id = crypto.randomUUID();
     await ctx.em.execute(
       `insert into personal_integration (id, organization_id, user_id, type, name, settings, credentials, status)
        values (?, ?, ?, ?, ?, ?::jsonb, ?, 'ACTIVE')`,
-      [id, organizationId, userId, input.type, input.name.trim(), JSON.stringify(input.settings ?? {}), sealed(ctx, input.credentials)],
+      [id, organizationId, userId, input.type, input.name, JSON.stringify(input.settings), input.credentials],
     );
     if (typeof item.ref === 'string') out[item.ref] = { id };
   }

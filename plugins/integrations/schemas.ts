@@ -7,7 +7,7 @@ export type IntegrationType = (typeof INTEGRATION_TYPES)[number];
 export const PERSONAL_INTEGRATION_STATUSES = ['ACTIVE', 'ARCHIVED'] as const;
 
 const Settings = Type.Record(Type.String(), Type.Unknown(), {
-  description: 'Non-secret connection settings (base URL, provider ...); credentials are never shown',
+  description: 'The public connection settings its type declares (base URL, provider ...); every other field is a secret and never shown',
 });
 
 export const IntegrationSchema = Type.Object({
@@ -34,8 +34,21 @@ export const PersonalIntegrationSchema = Type.Object({
   updatedAt: Timestamp(),
 }, { title: 'PersonalIntegration' });
 
-/** Keys that look like a secret: they belong in `credentials`, never in the shown settings. */
-export const SECRET_KEY_PATTERN = /(secret|token|password|passwd|api[-_]?key|private|credential)/i;
+/** How a public setting is checked when it is stored: a vendor URL, a directory on the server, or as is. */
+export type SettingKind = 'url' | 'root' | 'plain';
+
+/**
+ * The public settings each integration type declares (README, "Bootstrap sections"): shown to
+ * every member of the organization. Any other field given in `settings` is a secret, sealed with
+ * the credentials and never shown.
+ */
+export const PUBLIC_SETTINGS: Record<IntegrationType, Record<string, SettingKind>> = {
+  ELN_A: { baseUrl: 'url', checkTimeoutMs: 'plain', timeoutMs: 'plain' },
+  ELN_B: { baseUrl: 'url', checkTimeoutMs: 'plain', timeoutMs: 'plain' },
+  GIT: { provider: 'plain', baseUrl: 'url', rootPath: 'root', timeoutMs: 'plain' },
+};
+
+export const publicSettingNames = (type: string): string[] => Object.keys(PUBLIC_SETTINGS[type as IntegrationType] ?? {});
 
 const Credentials = Type.Record(Type.String(), Type.Unknown(), { description: 'Secrets; stored encrypted, never returned' });
 

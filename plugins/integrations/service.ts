@@ -1,5 +1,5 @@
-import { fetchPage, isoDate, NotFoundError, queryOne, raw, sql, type OperationContext, type PageRequest } from '../../core/public.ts';
-import type { IntegrationType } from './schemas.ts';
+import { fetchPage, isoDate, NotFoundError, publicFields, queryOne, raw, sql, type OperationContext, type PageRequest } from '../../core/public.ts';
+import { publicSettingNames, type IntegrationType } from './schemas.ts';
 
 export interface IntegrationRow {
   id: string;
@@ -23,14 +23,14 @@ export const integrationColumns = raw(`i.id, i.organization_id as "organizationI
 export const personalColumns = raw(`i.id, i.organization_id as "organizationId", i.user_id as "userId", i.type, i.name, i.settings,
   i.credentials, i.status, i.created_at as "createdAt", i.updated_at as "updatedAt"`);
 
-/** The shown part: settings as stored (non-secret by construction), never the credentials. */
+/** The shown part: the type's public settings only (rows stored before the allow-list may hold more), never the credentials. */
 export function toIntegrationDto(r: IntegrationRow) {
   return {
     id: r.id,
     organizationId: r.organizationId,
     type: r.type,
     name: r.name,
-    settings: r.settings ?? {},
+    settings: publicFields(r.settings, publicSettingNames(r.type)),
     hasCredentials: r.credentials !== null,
     createdAt: isoDate(r.createdAt)!,
     updatedAt: isoDate(r.updatedAt)!,

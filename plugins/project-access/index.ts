@@ -74,6 +74,8 @@ async function grantee(ctx: OperationContext, body: Static<typeof GrantBody>): P
   const where = body.userId ? { userId: body.userId, organizationId: org } : { id: body.organizationUserId!, organizationId: org };
   const ou = await ctx.em.findOne(OrganizationUser, where);
   if (!ou) throw new ValidationError([{ field: given[0], message: 'is not a user of this organization' }]);
+  // A grant to a deactivated membership would silently come back to life on reactivation.
+  if (ou.status === 'INACTIVE') throw new ValidationError([{ field: given[0], message: 'is an INACTIVE user of this organization' }]);
   return { organizationUserId: ou.id, teamId: null };
 }
 

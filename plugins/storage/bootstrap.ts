@@ -1,23 +1,24 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { BootstrapError, validateInput, type BootstrapSection, type FieldError } from '../../core/public.ts';
+import { BootstrapError, storageRootProblem, validateInput, vendorUrlProblem, type BootstrapSection, type FieldError, type OutboundPolicy } from '../../core/public.ts';
 import type { StoredSettings } from './drives.ts';
 import { baseName, checkFolderName, normalizePath, PathSyntaxError } from './paths.ts';
 import { DriveItem } from './schemas.ts';
 
 const S3_FIELDS = ['endpoint', 'region', 'bucket', 'prefix', 'forcePathStyle'] as const;
 
-/** The kind-specific rules the schema cannot say: which settings each kind needs and refuses. */
-function kindErrors(item: DriveItem): FieldError[] {
+/** The kind-specific rules the schema cannot say: which settings each kind needs and refuses, and where a drive may point. */
+function kindErrors(item: DriveItem, policy: OutboundPolicy): FieldError[] {
   const errors: FieldError[] = [];
   if (item.kind === 'LOCAL') {
-    if (item.rootPath === undefined) errors.push({ field: 'rootPath', message: 'is required for a LOCAL drive' });
-    else if (!path.isAbsolute(item.rootPath)) errors.push({ field: 'rootPath', message: 'must be an absolute path' });
+    const rootProblem = item.rootPath === undefined ? 'is required for a LOCAL drive' : storageRootProblem(item.rootPath);
+    if (rootProblem) errors.push({ field: 'rootPath', message: rootProblem });
     for (const f of S3_FIELDS) if (item[f] !== undefined) errors.push({ field: f, message: 'is only for S3 drives' });
     if (item.credentials) errors.push({ field: 'credentials', message: 'is only for S3 drives' });
   } else {
     for (const f of ['endpoint', 'region', 'bucket'] as const) if (item[f] === undefined) errors.push({ field: f, message: 'is required for an S3 drive' });
-    if (item.endpoint !== undefined && !/^https?:\/\/[^\s/]+/i.test(item.endpoint)) errors.push({ field: 'endpoint', message: 'must be an http or https URL' });
+    const endpointProblem = item.endpoint === undefined ? undefined : vendorUrlProblem(item.endpoint, policy);
+    if (endpointProblem) errors.push({ field: 'endpoint', message: endpointProblem });
     if (!item.credentials) errors.push({ field: 'credentials', message: 'is required for an S3 drive ({accessKeyId, secretAccessKey})' });
     if (item.rootPath !== undefined) errors.push({ field: 'rootPath', message: 'is only for LOCAL drives' });
   }
@@ -55,12 +56,16 @@ export const storageDrivesSection: BootstrapSection = async (ctx, items) => {
     if (settings !== undefined && (typeof settings !== 'object' || settings === null || Array.isArray(settings))) {
       throw new BootstrapError(`${where}: settings must be an object`);
     }
-    const body = { ...(settings as object | undefined), ...rest };
-    const errors: FieldError[] = Object.keys(body)
-      .filter((key) => !(key in DriveItem.properties))
-      .map((field) => ({ field, message: 'is not a known field' }));
-    errors.push(...validateInput(DriveItem, body));
-    if (!errors.length) errors.push(...kindErrors(body as DriveItem));
+    const given: Record<string, unknown> = { ...(settings as object | undefined), ...rest };
+    // Allow-list: the fields of the item schema (a kind's public settings and the item's own
+    // fields); every other field is a secret, sealed with the credentials.
+    const body: Record<string, unknown> = {};
+    const secret: Record<string, unknown> = {};
+    for (const [field, value] of Object.entries(given)) (field in DriveItem.properties ? body : secret)[field] = value;
+    const errors: FieldError[] = validateInput(DriveItem, body);
+    if (!errors.length) errors.push(...kindErrors(body as DriveItem, { allowLinkLocal: ctx.services.config.vendorAllowLinkLocal }));
+    const twice = Object.keys(secret).find((field) => (body as DriveItem).credentials && field in (body as DriveItem).credentials!);
+    if (twice) errors.push({ field: twice, message: 'is also in credentials: give it once, in credentials' });
     if (errors.length) throw new BootstrapError(`${where}: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`);
     const item = body as DriveItem;
 
@@ -70,7 +75,7 @@ export const storageDrivesSection: BootstrapSection = async (ctx, items) => {
         : { endpoint: item.endpoint, region: item.region, bucket: item.bucket, prefix: item.prefix ?? '', forcePathStyle: item.forcePathStyle ?? false };
     if (item.projectRoot !== undefined) stored.projectRoot = normalizePath(item.projectRoot);
     if (item.timeoutSeconds !== undefined) stored.timeoutSeconds = item.timeoutSeconds;
-    const credentials = item.credentials ? ctx.services.secrets.seal(item.credentials) : null;
+    const credentials = item.credentials || Object.keys(secret).length ? ctx.services.secrets.seal({ ...item.credentials, ...secret }) : null;
     const id = crypto.randomUUID();
     if (item.default) await ctx.em.execute('update storage_drive set is_default = false, updated_at = now() where organization_id = ? and is_default', [organizationId]);
     await ctx.em.execute(

@@ -80,19 +80,27 @@ export class TeamService {
     return team;
   }
 
-  /** Organization-user ids for the given user or organization-user ids; anything else is a 400. */
-  async #members(ctx: OperationContext, ids: string[]): Promise<string[]> {
+  /**
+   * Organization-user ids for the given user or organization-user ids; anything else is a 400.
+   * `joining` is false for removals; otherwise an INACTIVE user who is not in `current` already
+   * is a 400 too (the grant would come back to life on reactivation).
+   */
+  async #members(ctx: OperationContext, ids: string[], joining: boolean, current: string[] = []): Promise<string[]> {
     if (ids.length === 0) return [];
-    const rows = await query<{ id: string; user_id: string }>(
+    const rows = await query<{ id: string; user_id: string; status: string }>(
       ctx.em,
-      sql`select ou.id, ou.user_id from organization_user ou
+      sql`select ou.id, ou.user_id, ou.status from organization_user ou
            where ou.organization_id = ${ctx.actor.organizationId} and (ou.id in (${ids}) or ou.user_id in (${ids}))`,
     );
-    const unknown = ids.filter((id) => !rows.some((r) => r.id === id || r.user_id === id));
-    if (unknown.length) {
-      throw new ValidationError(unknown.map((id) => ({ field: 'userIds', message: `${id} is not a user of this organization` })));
-    }
-    return [...new Set(ids.map((id) => rows.find((r) => r.id === id || r.user_id === id)!.id))];
+    const row = (id: string) => rows.find((r) => r.id === id || r.user_id === id);
+    const errors = ids.flatMap((id) => {
+      const r = row(id);
+      if (!r) return [{ field: 'userIds', message: `${id} is not a user of this organization` }];
+      if (joining && r.status === 'INACTIVE' && !current.includes(r.id)) return [{ field: 'userIds', message: `${id} is an INACTIVE user of this organization` }];
+      return [];
+    });
+    if (errors.length) throw new ValidationError(errors);
+    return [...new Set(ids.map((id) => row(id)!.id))];
   }
 
   async #current(ctx: OperationContext, teamId: string): Promise<string[]> {
@@ -114,7 +122,7 @@ export class TeamService {
     ctx.services.permissions.assertAdmin(ctx.actor);
     const id = await ctx.em.transactional(async (em) => {
       const tx = { ...ctx, em };
-      const members = await this.#members(tx, body.userIds ?? []);
+      const members = await this.#members(tx, body.userIds ?? [], true);
       const team = em.create(Team, {
         id: crypto.randomUUID(),
         organizationId: ctx.actor.organizationId,
@@ -131,15 +139,16 @@ export class TeamService {
   }
 
   async update(ctx: OperationContext, id: string, body: UpdateTeamBodyT): Promise<TeamDto> {
-    ctx.services.permissions.assertAdmin(ctx.actor);
     await ctx.em.transactional(async (em) => {
       const tx = { ...ctx, em };
+      // Found first: another organization's team is a 404 for every key, never a 403 (spec: not viewable → 404).
       const team = await this.#find(tx, id);
+      ctx.services.permissions.assertAdmin(ctx.actor);
       const changed = mergeUpdate('team', team, body, ['name', 'description', 'active'], {});
       if (changed.length) ctx.services.activity.record(em, ctx.actor, { eventType: 'team.updated', data: { teamId: id, fields: changed } });
       if (body.userIds) {
-        const wanted = await this.#members(tx, body.userIds);
         const current = await this.#current(tx, id);
+        const wanted = await this.#members(tx, body.userIds, true, current);
         await this.#changeMembers(tx, id, wanted, current.filter((m) => !wanted.includes(m)));
       }
     });
@@ -155,11 +164,12 @@ export class TeamService {
   }
 
   async #editMembers(ctx: OperationContext, id: string, userIds: string[], direction: 'add' | 'remove'): Promise<TeamDto> {
-    ctx.services.permissions.assertAdmin(ctx.actor);
     await ctx.em.transactional(async (em) => {
       const tx = { ...ctx, em };
       await this.#find(tx, id);
-      const members = await this.#members(tx, userIds);
+      ctx.services.permissions.assertAdmin(ctx.actor);
+      const current = direction === 'add' ? await this.#current(tx, id) : [];
+      const members = await this.#members(tx, userIds, direction === 'add', current);
       await this.#changeMembers(tx, id, direction === 'add' ? members : [], direction === 'remove' ? members : []);
     });
     return this.get(ctx, id);

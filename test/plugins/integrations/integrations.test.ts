@@ -7,6 +7,7 @@ import { startTestServer } from '../../support/server.ts';
 import { connectMcp, callTool, expectToolMatchesRest } from '../../support/mcp.ts';
 import { runCli, tempFile } from '../../cli/labdata-cli.ts';
 import { findIntegration, findPersonalIntegration } from '../../../plugins/integrations/extensions.ts';
+import { applyBootstrap } from '../../../core/cli/bootstrap.ts';
 
 const PLUGINS = 'users,integrations,projects,studies,assay-types,assays,activity';
 const databaseUrl = await createTestDatabase(t);
@@ -35,7 +36,7 @@ const boot = await cli({
     { ref: 'other-eln', organization: 'other', type: 'ELN_A', name: 'Their notebook', settings: {}, credentials: { token: SECRET } },
   ],
   personalIntegrations: [
-    { ref: 'alice-git', user: 'alice', organization: 'acme', type: 'GIT', name: "Alice's Git", settings: { baseUrl: 'http://git.test' }, credentials: { token: SECRET } },
+    { ref: 'alice-git', user: 'alice', organization: 'acme', type: 'GIT', name: "Alice's Git", settings: { baseUrl: 'https://git.test' }, credentials: { token: SECRET } },
     { ref: 'alice-eln', user: 'alice', organization: 'acme', type: 'ELN_B', name: "Alice's bench", credentials: { apiKey: SECRET } },
     { ref: 'bob-git', user: 'bob', organization: 'acme', type: 'GIT', name: "Bob's Git", credentials: { token: SECRET } },
     { ref: 'bob-other', user: 'bob', organization: 'other', type: 'GIT', name: "Bob's Git elsewhere", credentials: { token: SECRET } },
@@ -134,7 +135,7 @@ t.test("GET /me/integrations: the caller's active connections in the key's organ
   t.notMatch(res.text, SECRET);
   t.same(res.body.content.map((i: { id: string }) => i.id).sort(), [personal['alice-eln'], personal['alice-git']].sort());
   const git = res.body.content.find((i: { id: string }) => i.id === personal['alice-git']);
-  t.match(git, { userId: out.users.alice.id, organizationId: orgs.acme, type: 'GIT', name: "Alice's Git", status: 'ACTIVE', hasCredentials: true, settings: { baseUrl: 'http://git.test' } });
+  t.match(git, { userId: out.users.alice.id, organizationId: orgs.acme, type: 'GIT', name: "Alice's Git", status: 'ACTIVE', hasCredentials: true, settings: { baseUrl: 'https://git.test' } });
   const bob = await server.get('/api/v1/me/integrations', { key: key('bob') });
   t.same(bob.body.content.map((i: { id: string }) => i.id), [personal['bob-git']], "bob's acme key sees his acme connection");
   const bobOther = await server.get('/api/v1/me/integrations', { key: key('bob@other') });
@@ -212,7 +213,8 @@ t.test('bad bootstrap items are refused with one line naming the item; nothing i
   const base = { organizations: [{ ref: 'x', name: 'X' }] };
   const cases: [unknown, RegExp][] = [
     [{ ...base, integrations: [{ ref: 'bad', organization: 'x', type: 'JIRA', name: 'J' }] }, /integrations "bad".*type/],
-    [{ ...base, integrations: [{ ref: 'leak', organization: 'x', type: 'GIT', name: 'G', settings: { apiToken: 'oops' } }] }, /integrations "leak": settings\.apiToken looks like a secret/],
+    [{ ...base, integrations: [{ ref: 'twice', organization: 'x', type: 'GIT', name: 'G', settings: { token: 'oops' }, credentials: { token: 'oops' } }] }, /integrations "twice": settings\.token is also in credentials/],
+    [{ ...base, integrations: [{ ref: 'meta', organization: 'x', type: 'ELN_A', name: 'E', settings: { baseUrl: 'https://169.254.169.254/oops' } }] }, /integrations "meta": settings\.baseUrl must not be a link-local or cloud metadata address \(set LABDATA_VENDOR_ALLOW_LINK_LOCAL=true/],
     [{ ...base, personalIntegrations: [{ ref: 'p', user: 'ghost', organization: 'x', type: 'GIT', name: 'G', credentials: {} }] }, /personalIntegrations "p"/],
     [{ ...base, personalIntegrations: [{ ref: 'p2', user: out.users.olga.id, organization: orgs.acme, type: 'GIT', name: 'G', credentials: {} }] }, /personalIntegrations "p2"/],
     [{ ...base, personalIntegrations: [{ ref: 'p3', user: out.users.alice.id, organization: orgs.acme, type: 'GIT', name: 'G' }] }, /personalIntegrations "p3".*credentials/],
@@ -225,6 +227,76 @@ t.test('bad bootstrap items are refused with one line naming the item; nothing i
     t.equal(res.reasons.length, 1);
     t.match(res.reasons[0], reason);
     t.notMatch(res.stderr, 'oops', 'a refused secret is not echoed');
+  }
+  t.equal(await count(), before);
+});
+
+t.test('settings: only the public fields its type declares are shown; every other field is a sealed secret', async (t) => {
+  const secrets = { pass: 'pass-value-1f', bearer: 'bearer-value-2e', authorization: 'Basic auth-value-3d', frobnicate: 'unknown-value-4c' };
+  const res = await cli({
+    integrations: [
+      { ref: 'hidden', organization: orgs.acme, type: 'ELN_A', name: 'Hidden', settings: { baseUrl: 'https://eln.example.org', timeoutMs: 1000, ...secrets }, credentials: { token: SECRET } },
+      { ref: 'bare', organization: orgs.acme, type: 'GIT', name: 'Bare', settings: { provider: 'HTTP', baseUrl: 'https://git.example.org', ...secrets } },
+    ],
+    personalIntegrations: [
+      { ref: 'mine', user: out.users.alice.id, organization: orgs.acme, type: 'ELN_B', name: 'Mine', settings: { baseUrl: 'https://b.example.org', ...secrets }, credentials: { apiKey: SECRET } },
+    ],
+  });
+  t.equal(res.code, 0, res.stderr);
+  for (const value of Object.values(secrets)) {
+    t.notMatch(res.stdout + res.stderr, value, 'not in the CLI output or logs');
+  }
+  const { hidden, bare } = res.json.integrations;
+  const shown = await server.get(`/api/v1/integrations/${hidden.id}`, { key: key('alice') });
+  t.same(shown.body.settings, { baseUrl: 'https://eln.example.org', timeoutMs: 1000 });
+  const bareShown = await server.get(`/api/v1/integrations/${bare.id}`, { key: key('alice') });
+  t.same(bareShown.body.settings, { provider: 'HTTP', baseUrl: 'https://git.example.org' });
+  t.equal(bareShown.body.hasCredentials, true, 'the undeclared fields are its credentials');
+  const mine = await server.get(`/api/v1/me/integrations/${res.json.personalIntegrations.mine.id}`, { key: key('alice') });
+  t.same(mine.body.settings, { baseUrl: 'https://b.example.org' });
+  for (const r of [shown, bareShown, mine, await server.get('/api/v1/integrations', { key: key('root') })]) {
+    for (const value of Object.values(secrets)) t.notMatch(r.text, value);
+  }
+  const dump = await server.sql<{ t: string }>(
+    `select string_agg(x, ' ') as t from (select row_to_json(i)::text as x from integration i union all select row_to_json(p)::text from personal_integration p) s`,
+  );
+  for (const value of Object.values(secrets)) t.notMatch(dump[0].t, value, 'nothing in plain text at rest');
+  const em = server.orm.em.fork();
+  const opened = await findIntegration(em, orgs.acme, hidden.id, 'ELN_A', { secrets: server.kernel.services.secrets });
+  t.same(opened.credentials, { token: SECRET, ...secrets }, 'connectors get them with the credentials');
+  t.same(opened.settings, { baseUrl: 'https://eln.example.org', timeoutMs: 1000 });
+  const openedMine = await findPersonalIntegration(em, { organizationId: orgs.acme, userId: out.users.alice.id }, res.json.personalIntegrations.mine.id, 'ELN_B', { secrets: server.kernel.services.secrets });
+  t.same(openedMine.credentials, { apiKey: SECRET, ...secrets });
+});
+
+t.test('a row stored before the allow-list shows only its public settings', async (t) => {
+  await server.sql(`update integration set settings = settings || '{"password": "legacy-plain-5b"}'::jsonb where id = ?`, [integrations.eln]);
+  const res = await server.get(`/api/v1/integrations/${integrations.eln}`, { key: key('alice') });
+  t.same(res.body.settings, { baseUrl: 'http://127.0.0.1:9/eln' });
+  t.notMatch(res.text, 'legacy-plain-5b');
+});
+
+t.test('LABDATA_VENDOR_ALLOW_LINK_LOCAL=true lets a vendor URL name a link-local address', async (t) => {
+  const file = await tempFile({ integrations: [{ ref: 'imds', organization: orgs.acme, type: 'ELN_A', name: 'Link-local ELN', settings: { baseUrl: 'https://169.254.10.20/eln' } }] });
+  const res = await runCli(['bootstrap', file], { LABDATA_DATABASE_URL: databaseUrl, LABDATA_PLUGINS: PLUGINS, LABDATA_VENDOR_ALLOW_LINK_LOCAL: 'true' });
+  t.equal(res.code, 0, res.stderr);
+  t.ok(res.json.integrations.imds.id);
+});
+
+t.test('vendor URLs and Git roots are checked where they are stored, naming the field (in process)', async (t) => {
+  const cases: [unknown, RegExp][] = [
+    [{ integrations: [{ ref: 'file', organization: orgs.acme, type: 'ELN_B', name: 'E', settings: { baseUrl: 'file:///etc/oops' } }] }, /integrations "file": settings\.baseUrl must be an https URL, not file/],
+    [{ integrations: [{ ref: 'gopher', organization: orgs.acme, type: 'GIT', name: 'G', settings: { provider: 'HTTP', baseUrl: 'gopher://127.0.0.1:70/oops' } }] }, /integrations "gopher": settings\.baseUrl must be an https URL, not gopher/],
+    [{ integrations: [{ ref: 'plain', organization: orgs.acme, type: 'ELN_A', name: 'E', settings: { baseUrl: 'http://eln.example.org/oops' } }] }, /integrations "plain": settings\.baseUrl must be an https URL \(plain http is allowed to a loopback address only\)/],
+    [{ integrations: [{ ref: 'root', organization: orgs.acme, type: 'GIT', name: 'G', settings: { provider: 'LOCAL', rootPath: '/' } }] }, /integrations "root": settings\.rootPath must not be the filesystem root/],
+    [{ personalIntegrations: [{ ref: 'etc', user: out.users.alice.id, organization: orgs.acme, type: 'GIT', name: 'G', settings: { provider: 'LOCAL', rootPath: '/etc/oops' }, credentials: {} }] }, /personalIntegrations "etc": settings\.rootPath must not be in the system directory \/etc/],
+  ];
+  const count = async () => (await server.sql<{ n: number }>('select (select count(*) from integration) + (select count(*) from personal_integration) as n'))[0].n;
+  const before = await count();
+  for (const [file, reason] of cases) {
+    const error = await rejection(applyBootstrap(server.orm.em.fork(), file, server.kernel));
+    t.match(error, { message: reason });
+    t.notMatch((error as Error).message, 'oops', 'the value is not echoed');
   }
   t.equal(await count(), before);
 });

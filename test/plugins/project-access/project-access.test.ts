@@ -55,3 +55,16 @@ t.test('who may manage access', async (t) => {
   t.equal(both.status, 400);
   t.equal((await server.post(`/api/v1/projects/${p.id}/access`, { userId: bob.userId }, { key: admin.key })).status, 201, 'admins manage any project');
 });
+
+t.test('a grant to an INACTIVE organization user is a 400 naming the field', async (t) => {
+  const p = await project(alice, 'PRIVATE');
+  const gone = await server.member(org, { status: 'INACTIVE' });
+  for (const body of [{ userId: gone.userId }, { organizationUserId: gone.organizationUserId }]) {
+    const res = await server.post(`/api/v1/projects/${p.id}/access`, body, { key: alice.key });
+    t.equal(res.status, 400);
+    t.same(res.body.errors, [{ field: Object.keys(body)[0], message: 'is an INACTIVE user of this organization' }]);
+  }
+  const invited = await server.member(org, { status: 'INVITED' });
+  t.equal((await server.post(`/api/v1/projects/${p.id}/access`, { userId: invited.userId }, { key: alice.key })).status, 201, 'INVITED users may be granted ahead');
+  t.equal((await server.sql(`select 1 from project_member where organization_user_id = ?`, [gone.organizationUserId])).length, 0);
+});

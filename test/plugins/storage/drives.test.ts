@@ -186,9 +186,17 @@ t.test('bootstrap rejects a bad drive with one reason naming the item, and write
     ['LOCAL with a bucket', { ...local, bucket: 'b' }, /bucket is only for S3 drives/],
     ['S3 without credentials', { ...s3, credentials: undefined }, /credentials is required for an S3 drive/],
     ['S3 without bucket', { ...s3, bucket: undefined }, /bucket is required for an S3 drive/],
-    ['S3 with a bad endpoint', { ...s3, endpoint: 'ftp://x' }, /endpoint must be an http or https URL/],
+    ['S3 with a bad endpoint', { ...s3, endpoint: 'ftp://x' }, /endpoint must be an https URL, not ftp/],
+    ['S3 with a file: endpoint', { ...s3, endpoint: 'file:///etc' }, /endpoint must be an https URL, not file/],
+    ['S3 over plain http off loopback', { ...s3, endpoint: 'http://minio.example.org:9000' }, /endpoint must be an https URL \(plain http is allowed to a loopback address only\)/],
+    ['S3 at the metadata address', { ...s3, endpoint: 'https://169.254.169.254' }, /endpoint must not be a link-local or cloud metadata address \(set LABDATA_VENDOR_ALLOW_LINK_LOCAL=true/],
+    ['S3 at fe80::', { ...s3, endpoint: 'https://[fe80::1]:9000' }, /endpoint must not be a link-local/],
+    ['LOCAL at the filesystem root', { ...local, rootPath: '/' }, /rootPath must not be the filesystem root/],
+    ['LOCAL in /etc', { ...local, rootPath: '/etc/lab' }, /rootPath must not be in the system directory \/etc/],
+    ['LOCAL at /var', { ...local, rootPath: '/var/' }, /rootPath must not be the system directory \/var/],
+    ['LOCAL in /proc (in settings)', { ref: 'bad', organization: org, name: 'Bad', kind: 'LOCAL', settings: { rootPath: '/proc/self/root' } }, /rootPath must not be in the system directory \/proc/],
+    ['a secret given twice', { ...s3, secretAccessKey: 'x' }, /secretAccessKey is also in credentials/],
     ['S3 with blank secret', { ...s3, credentials: { accessKeyId: 'a', secretAccessKey: '' } }, /credentials\.secretAccessKey must not be blank/],
-    ['unknown field', { ...local, rootpath: '/x' }, /rootpath is not a known field/],
     ['shared folder path with ..', { ...local, sharedFolders: [{ path: 'a/../b' }] }, /sharedFolders\.0 must not contain ".."/],
     ['shared folder twice', { ...local, sharedFolders: [{ path: 'a' }, { path: '/a/' }] }, /shared folder "a" is listed twice/],
     ['bad timeout', { ...local, timeoutSeconds: 0 }, /timeoutSeconds/],
@@ -198,4 +206,34 @@ t.test('bootstrap rejects a bad drive with one reason naming the item, and write
     await t.rejects(bootstrap(server, { storageDrives: [good, item] }), { message: reason }, what);
   }
   t.equal(await count(), before, 'nothing was written');
+});
+
+t.test('drive settings: the kind\'s public fields are shown; pass, bearer, authorization and unknown fields are sealed secrets', async (t) => {
+  const secrets = { pass: 'pass-value-61', bearer: 'bearer-value-72', authorization: 'Basic auth-value-83', frobnicate: 'unknown-value-94' };
+  const made = await bootstrap(server, {
+    storageDrives: [
+      { ref: 'n', organization: org, name: 'NAS with extras', kind: 'LOCAL', rootPath: path.join(tmp, 'nas'), ...secrets },
+      {
+        ref: 's', organization: org, name: 'S3 with extras', kind: 'S3',
+        settings: { endpoint: 'http://127.0.0.1:9', region: 'r', bucket: 'b', pass: secrets.pass, frobnicate: secrets.frobnicate },
+        bearer: secrets.bearer, authorization: secrets.authorization,
+        credentials: { accessKeyId: 'a', secretAccessKey: SECRET },
+      },
+    ],
+  });
+  const local = await server.get(api(`/storage-drives/${made.storageDrives.n.id}`), { key: member.key });
+  t.same(Object.keys(local.body.settings).sort(), ['projectRoot', 'rootPath', 'timeoutSeconds']);
+  t.equal(local.body.hasCredentials, true);
+  const s3 = await server.get(api(`/storage-drives/${made.storageDrives.s.id}`), { key: member.key });
+  t.same(Object.keys(s3.body.settings).sort(), ['bucket', 'endpoint', 'forcePathStyle', 'prefix', 'projectRoot', 'region', 'timeoutSeconds']);
+  const list = await server.get(api('/storage-drives?size=200'), { key: member.key });
+  for (const r of [local, s3, list]) for (const value of [...Object.values(secrets), SECRET]) t.notMatch(r.text, value);
+  const rows = await server.sql<{ id: string; settings: Record<string, unknown>; credentials: string }>(
+    'select id, settings, credentials from storage_drive where id in (?, ?)', [made.storageDrives.n.id, made.storageDrives.s.id]);
+  for (const row of rows) {
+    for (const value of Object.values(secrets)) t.notMatch(JSON.stringify(row), value, 'nothing in plain text at rest');
+    const opened = server.kernel.services.secrets.open<Record<string, unknown>>(row.credentials);
+    if (row.id === made.storageDrives.n.id) t.same(opened, secrets);
+    else t.same(opened, { accessKeyId: 'a', secretAccessKey: SECRET, ...secrets });
+  }
 });

@@ -1,4 +1,6 @@
 import t from 'tap';
+import crypto from 'node:crypto';
+import { applyBootstrap } from '../../../core/cli/bootstrap.ts';
 import { startTestServer } from '../../support/server.ts';
 import { connectMcp, expectToolMatchesRest, callTool } from '../../support/mcp.ts';
 
@@ -72,4 +74,59 @@ t.test('members read teams of their organization; tools equal REST', async (t) =
   const outsiderClient = await connectMcp(server.url, { key: outsider.key, teardown: (fn) => t.teardown(fn) });
   const hidden = await callTool(outsiderClient, 'get_team', { id: tm.id });
   t.equal(hidden.isError, true);
+});
+
+t.test('INACTIVE users cannot join a team (create, add, replace); removing them still works', async (t) => {
+  const gone = await server.member(org, { status: 'INACTIVE' });
+  const message = (id: string) => [{ field: 'userIds', message: `${id} is an INACTIVE user of this organization` }];
+  const created = await server.post('/api/v1/teams', { name: 'With inactive', userIds: [alice.userId, gone.userId] }, { key: admin.key });
+  t.equal(created.status, 400);
+  t.same(created.body.errors, message(gone.userId));
+  t.equal((await server.sql(`select 1 from team where name = 'With inactive'`)).length, 0, 'nothing created');
+  const tm = await team({ name: 'Actives' });
+  const added = await server.post(`/api/v1/teams/${tm.id}/users`, { userIds: [gone.organizationUserId] }, { key: admin.key });
+  t.equal(added.status, 400);
+  t.same(added.body.errors, message(gone.organizationUserId));
+  const replaced = await server.put(`/api/v1/teams/${tm.id}`, { userIds: [gone.userId] }, { key: admin.key });
+  t.equal(replaced.status, 400);
+  t.same(replaced.body.errors, message(gone.userId));
+  t.same((await server.get(`/api/v1/teams/${tm.id}`, { key: admin.key })).body.members, []);
+  // A member deactivated later stays listable in PUT and can be removed.
+  const later = await server.member(org);
+  t.equal((await server.post(`/api/v1/teams/${tm.id}/users`, { userIds: [later.userId] }, { key: admin.key })).status, 200);
+  await server.sql(`update organization_user set status = 'INACTIVE' where id = ?`, [later.organizationUserId]);
+  t.equal((await server.put(`/api/v1/teams/${tm.id}`, { userIds: [later.userId, bob.userId] }, { key: admin.key })).status, 200);
+  const removed = await server.request('DELETE', `/api/v1/teams/${tm.id}/users`, { key: admin.key, body: { userIds: [later.userId] } });
+  t.equal(removed.status, 200);
+  t.same(removed.body.members.map((m: { id: string }) => m.id), [bob.organizationUserId]);
+});
+
+t.test('writes on another organization\'s team are 404 for every key of that organization, as reads are', async (t) => {
+  const tm = await team({ name: 'Hidden' });
+  const outsiderUser = await server.member(other);
+  for (const key of [outsider.key, outsiderUser.key]) {
+    const writes = [
+      await server.put(`/api/v1/teams/${tm.id}`, { name: 'Y' }, { key }),
+      await server.post(`/api/v1/teams/${tm.id}/users`, { userIds: [outsiderUser.userId] }, { key }),
+      await server.request('DELETE', `/api/v1/teams/${tm.id}/users`, { key, body: { userIds: [outsiderUser.userId] } }),
+    ];
+    t.same(writes.map((r) => r.status), [404, 404, 404]);
+    t.match(writes[0].body, { statusCode: 404, error: 'Not Found', path: `/api/v1/teams/${tm.id}` });
+  }
+  t.equal((await server.put(`/api/v1/teams/${crypto.randomUUID()}`, { name: 'Y' }, { key: alice.key })).status, 404, 'unknown team, non-admin');
+  t.equal((await server.put(`/api/v1/teams/${tm.id}`, { name: 'Y' }, { key: alice.key })).status, 403, 'own organization, non-admin');
+});
+
+t.test('the bootstrap file refuses an INACTIVE team member too, changing nothing', async (t) => {
+  const gone = await server.member(org, { status: 'INACTIVE' });
+  const file = {
+    users: [{ ref: 'later', email: `later-${crypto.randomUUID()}@example.test`, memberships: [{ organization: org, status: 'INACTIVE' }] }],
+    teams: [{ ref: 't', organization: org, name: 'Boot team', members: ['later'] }],
+  };
+  await t.rejects(applyBootstrap(server.orm.em.fork(), file, server.kernel), { message: 'teams "t": member "later" is INACTIVE in this organization' });
+  await t.rejects(applyBootstrap(server.orm.em.fork(), { teams: [{ ref: 'u', organization: org, name: 'Boot team', members: [alice.userId, gone.userId] }] }, server.kernel),
+    { message: `teams "u": member "${gone.userId}" is INACTIVE in this organization` });
+  t.equal((await server.sql(`select 1 from team where name = 'Boot team'`)).length, 0);
+  const ok = await applyBootstrap(server.orm.em.fork(), { teams: [{ ref: 'v', organization: org, name: 'Boot team', members: [alice.userId] }] }, server.kernel);
+  t.ok((ok.teams as Record<string, { id: string }>).v.id);
 });
