@@ -2,6 +2,7 @@
 // Launcher: the CLI is TypeScript run by Node's type stripping (Node >= 22.18 by default;
 // 22.17 needs the flag, so re-run with it there). Plain JS so an old Node gets a clear message.
 import { spawnSync } from 'node:child_process';
+import module from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
@@ -11,6 +12,9 @@ if (major < 22 || (major === 22 && minor < 17)) {
   process.exit(2);
 }
 if (process.features.typescript) {
+  // Compiled code is cached on disk (os.tmpdir()/node-compile-cache, or NODE_COMPILE_CACHE):
+  // a CLI run or a restart then starts in about half the CPU time.
+  module.enableCompileCache?.();
   await import(main);
 } else {
   const r = spawnSync(process.execPath, ['--experimental-strip-types', '--no-warnings', main, ...process.argv.slice(2)], { stdio: 'inherit' });

@@ -60,7 +60,7 @@ t.test('X-Request-Id: echoed when safe, generated otherwise, on every response a
     t.equal(res.headers.get('x-request-id'), sent, `${path} (${res.status}) echoes the id`);
   }
   const logged = lines.filter((l) => l.reqId === sent);
-  t.ok(logged.some((l) => l.msg === 'incoming request') && logged.some((l) => l.msg === 'request completed'), 'the log lines carry it');
+  t.ok(logged.some((l) => l.msg === 'request completed'), 'the request log lines carry it');
   t.ok(lines.every((l) => typeof l.reqId === 'string'), 'every line has a request id');
 
   for (const bad of ['x'.repeat(129), 'has space', 'semi;colon', 'ünïcode', '']) {

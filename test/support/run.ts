@@ -44,6 +44,9 @@ async function main(): Promise<number> {
   // One sealing key for test servers and the CLI runs they share a database with; never a
   // generated ./.data/secret.key in the working tree.
   env.LABDATA_SECRET_KEY ??= randomBytes(32).toString('base64');
+  // Every test file and CLI run is a fresh Node process compiling the same modules: cache the
+  // compiled code on disk (Node's compile cache), which roughly halves their start-up CPU.
+  env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'labdata-test-compile-cache');
   let tapExitCode: number;
   try {
     // Stale results of files not run this time would be counted otherwise.

@@ -1,4 +1,9 @@
-import { HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
+
+type Sdk = typeof import('@aws-sdk/client-s3');
+let loading: Promise<Sdk> | undefined;
+/** The AWS SDK is large (tens of MB of heap): loaded the first time an S3 drive is used, not at start-up. */
+const sdk = (): Promise<Sdk> => (loading ??= import('@aws-sdk/client-s3'));
 import { baseName, childPath } from '../paths.ts';
 import { DriveUnavailableError, FolderMissingError, type FolderInfo, type StorageDriver } from './driver.ts';
 
@@ -24,7 +29,8 @@ export interface S3Credentials {
  * harmless, so creation is idempotent). Only HeadObject, ListObjectsV2 (never paged: at most one key), PutObject and HeadBucket are used.
  */
 export class S3Driver implements StorageDriver {
-  readonly #client: S3Client;
+  #client: S3Client | undefined;
+  readonly #credentials: S3Credentials | null;
   readonly #settings: S3Settings;
   readonly #prefix: string;
   readonly #timeoutMs: number;
@@ -34,7 +40,14 @@ export class S3Driver implements StorageDriver {
     this.#timeoutMs = timeoutMs;
     const prefix = (settings.prefix ?? '').replace(/^\/+|\/+$/g, '');
     this.#prefix = prefix ? `${prefix}/` : '';
-    this.#client = new S3Client({
+    this.#credentials = credentials;
+  }
+
+  #clientOf(s3: Sdk): S3Client {
+    const settings = this.#settings;
+    const credentials = this.#credentials;
+    const timeoutMs = this.#timeoutMs;
+    return (this.#client ??= new s3.S3Client({
       endpoint: settings.endpoint,
       region: settings.region,
       forcePathStyle: settings.forcePathStyle ?? false,
@@ -46,7 +59,7 @@ export class S3Driver implements StorageDriver {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       requestHandler: { connectionTimeout: timeoutMs, requestTimeout: timeoutMs },
-    });
+    }));
   }
 
   async folderExists(path: string): Promise<boolean> {
@@ -56,29 +69,29 @@ export class S3Driver implements StorageDriver {
   async describe(path: string): Promise<FolderInfo | null> {
     const { bucket } = this.#settings;
     if (path === '' && this.#prefix === '') {
-      await this.#call((c, o) => c.send(new HeadBucketCommand({ Bucket: bucket }), o));
+      await this.#call((c, o, s3) => c.send(new s3.HeadBucketCommand({ Bucket: bucket }), o));
       return { path, name: bucket, modifiedAt: null };
     }
     const prefix = this.#key(path);
     const name = baseName(path, this.#prefix ? baseName(this.#prefix.slice(0, -1), bucket) : bucket);
     // The marker first (HEAD is the cheapest call, and gives the folder's date) ...
-    const marker = await this.#call((c, o) => c.send(new HeadObjectCommand({ Bucket: bucket, Key: prefix }), o), true);
+    const marker = await this.#call((c, o, s3) => c.send(new s3.HeadObjectCommand({ Bucket: bucket, Key: prefix }), o), true);
     if (marker) return { path, name, modifiedAt: marker.LastModified?.toISOString() ?? null };
     // ... else any object under the prefix: a folder made by a tool that writes no markers.
-    const res = await this.#call((c, o) => c.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, MaxKeys: 1 }), o));
+    const res = await this.#call((c, o, s3) => c.send(new s3.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, MaxKeys: 1 }), o));
     return res.Contents?.length ? { path, name, modifiedAt: null } : null;
   }
 
   async createFolder(parent: string, name: string): Promise<FolderInfo> {
     if (!(await this.folderExists(parent))) throw new FolderMissingError(parent);
     const path = childPath(parent, name);
-    const put = new PutObjectCommand({ Bucket: this.#settings.bucket, Key: this.#key(path), Body: new Uint8Array(0), ContentLength: 0 });
-    await this.#call((c, o) => c.send(put, o));
+    const input = { Bucket: this.#settings.bucket, Key: this.#key(path), Body: new Uint8Array(0), ContentLength: 0 };
+    await this.#call((c, o, s3) => c.send(new s3.PutObjectCommand(input), o));
     return (await this.describe(path)) ?? { path, name, modifiedAt: null };
   }
 
   close(): void {
-    this.#client.destroy();
+    this.#client?.destroy();
   }
 
   /** The key prefix of a folder: `<drive prefix><path>/` (the drive prefix alone for the root). */
@@ -90,21 +103,24 @@ export class S3Driver implements StorageDriver {
    * One SDK call, bounded by the drive's timeout, failures mapped to DriveUnavailableError;
    * with `notFound`, a 404 answer is null (HEAD of a missing object).
    */
-  async #call<T>(send: (client: S3Client, options: { abortSignal: AbortSignal }) => Promise<T>, notFound: true): Promise<T | null>;
-  async #call<T>(send: (client: S3Client, options: { abortSignal: AbortSignal }) => Promise<T>): Promise<T>;
-  async #call<T>(send: (client: S3Client, options: { abortSignal: AbortSignal }) => Promise<T>, notFound = false): Promise<T | null> {
+  async #call<T>(send: Send<T>, notFound: true): Promise<T | null>;
+  async #call<T>(send: Send<T>): Promise<T>;
+  async #call<T>(send: Send<T>, notFound = false): Promise<T | null> {
+    const s3 = await sdk();
     try {
-      return await send(this.#client, { abortSignal: AbortSignal.timeout(this.#timeoutMs) });
+      return await send(this.#clientOf(s3), { abortSignal: AbortSignal.timeout(this.#timeoutMs) }, s3);
     } catch (err) {
-      if (notFound && err instanceof S3ServiceException && err.$metadata.httpStatusCode === 404) return null;
-      throw describeFailure(err, this.#timeoutMs);
+      if (notFound && err instanceof s3.S3ServiceException && err.$metadata.httpStatusCode === 404) return null;
+      throw describeFailure(s3, err, this.#timeoutMs);
     }
   }
 }
 
 /** Any failure of an S3 call as the reason the drive is unavailable (never with credentials). */
-function describeFailure(err: unknown, timeoutMs: number): DriveUnavailableError {
-  if (err instanceof S3ServiceException) {
+type Send<T> = (client: S3Client, options: { abortSignal: AbortSignal }, s3: Sdk) => Promise<T>;
+
+function describeFailure(s3: Sdk, err: unknown, timeoutMs: number): DriveUnavailableError {
+  if (err instanceof s3.S3ServiceException) {
     const status = err.$metadata.httpStatusCode;
     if (err.name === 'NoSuchBucket' || status === 404) return new DriveUnavailableError('the bucket does not exist');
     if (status === 401 || status === 403) return new DriveUnavailableError(`the S3 endpoint refused the credentials (${err.name})`);
