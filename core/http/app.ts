@@ -13,6 +13,7 @@ import { validatorCompiler } from './validation.ts';
 import { proxyTransportGuard, tlsServerFactory } from './transport.ts';
 import { buildTools } from '../mcp/tools.ts';
 import { registerMcp } from '../mcp/route.ts';
+import { registerMetrics } from './metrics.ts';
 
 export interface AppOptions {
   kernel: Kernel;
@@ -121,6 +122,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await authCache.start();
   app.addHook('onClose', async () => authCache.close());
   const auth = apiKeyAuth(orm, authCache);
+  registerMetrics(app, { orm, services: kernel.services, auth });
   for (const [prefix, hidden] of [['/api/v1', false], ['/api/beta', true]] as const) {
     await app.register(
       async (api) => {
