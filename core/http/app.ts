@@ -12,7 +12,7 @@ import { registerOperations } from './operations.ts';
 import { validatorCompiler } from './validation.ts';
 import { proxyTransportGuard, tlsServerFactory } from './transport.ts';
 import { buildTools } from '../mcp/tools.ts';
-import { registerMcp } from '../mcp/route.ts';
+import { mcpAllowedHosts, registerMcp } from '../mcp/route.ts';
 import { registerMetrics } from './metrics.ts';
 
 export interface AppOptions {
@@ -144,9 +144,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     { prefix: '/api/i' },
   );
 
-  // The host the server is bound to is a name clients legitimately use (unless it is a wildcard).
-  const boundHost = ['0.0.0.0', '::', ''].includes(config.host) ? [] : [config.host];
-  registerMcp(app, { tools: buildTools(kernel.reads), orm, services: kernel.services, allowedHosts: [...boundHost, ...config.mcpAllowedHosts], auth });
+  registerMcp(app, { tools: buildTools(kernel.reads), orm, services: kernel.services, allowedHosts: mcpAllowedHosts(config), auth });
 
   await app.register(
     async (docs) => {
