@@ -29,7 +29,7 @@ export function progressReporter(label: string, stream: Stream = process.stderr)
       if (stream.isTTY) {
         const filled = total > 0 ? Math.round((BAR * Math.min(done, total)) / total) : 0;
         const line = `${label} [${'#'.repeat(filled)}${'.'.repeat(BAR - filled)}] ${counter} ${step}`;
-        stream.write(`\r\x1b[2K${line.slice(0, (stream.columns ?? 80) - 1)}`);
+        stream.write(`\r\x1b[2K${line.slice(0, (stream.columns || 80) - 1)}`);
         drawn = true;
         return;
       }
