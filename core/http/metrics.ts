@@ -148,8 +148,10 @@ export function registerMetrics(app: FastifyInstance, opts: MetricsOptions) {
   registerScrapeGauges(registry, opts.orm, opts.services);
   const { config } = opts.services;
 
-  app.addHook('onResponse', async (request, reply) => {
+  // A callback hook, not an async one: no promise per request.
+  app.addHook('onResponse', (request, reply, done) => {
     requests.observe(request.method, request.routeOptions.url ?? UNMATCHED, reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
 
   app.get(
