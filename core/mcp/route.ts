@@ -4,7 +4,7 @@ import os from 'node:os';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Config } from '../config.ts';
 import { HttpError, ValidationError } from '../errors.ts';
 import type { Orm } from '../db/orm.ts';
@@ -108,6 +108,9 @@ function jsonRpcError(status: number, fastifyCode: string | undefined): { code: 
   return { code: -32603, message: 'Internal error' };
 }
 
+/** JSON-RPC -32602 with the message as is (McpError would prefix "MCP error -32602: " to it). */
+const invalidParams = (message: string) => Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
+
 const SERVER_INFO = { name: 'labdata', title: 'Lab Data Service', version: packageVersion() };
 
 /** Sent in the initialize result: what an agent needs before its first call. */
@@ -166,7 +169,7 @@ export function registerMcp(
       server.server.registerCapabilities({ tools: { listChanged: false } });
       server.server.setRequestHandler(ListToolsRequestSchema, async (req) => {
         // The list is never paged, so no cursor was ever issued: any cursor is invalid (MCP spec).
-        if (req.params?.cursor !== undefined) throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor: this server issues no cursors; call tools/list without one');
+        if (req.params?.cursor !== undefined) throw invalidParams('Invalid cursor: this server issues no cursors; call tools/list without one');
         return { tools: toolList };
       });
       server.server.setRequestHandler(CallToolRequestSchema, async (req) => {
@@ -174,7 +177,7 @@ export function registerMcp(
         const entry = opts.tools.get(req.params.name);
         if (!entry) {
           logToolCall(request.log, actor, req.params.name.slice(0, 128), started, 'unknown_tool');
-          throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);
+          throw invalidParams(`Unknown tool: ${req.params.name}`);
         }
         const { result, outcome } = await callTool(entry, req.params.arguments, actor, opts.orm, opts.services, request.log);
         logToolCall(request.log, actor, entry.tool.name, started, outcome);
