@@ -1,9 +1,9 @@
-// `labdata migrate` and `labdata recount` as an operator runs them (issue 10's recount verb and
+// `labdata migrate`, `bootstrap` and `recount` as an operator runs them (issue 10's recount verb and
 // issue 12, point 6's progress): without a TTY each step is one plain line on stderr.
 import t from 'tap';
 import { createTestDatabase } from '../support/db.ts';
 import { startTestServer } from '../support/server.ts';
-import { runCli } from './labdata-cli.ts';
+import { runCli, tempFile } from './labdata-cli.ts';
 
 const databaseUrl = await createTestDatabase(t);
 const cli = (args: string[]) => runCli(args, { LABDATA_DATABASE_URL: databaseUrl });
@@ -22,6 +22,18 @@ t.test('migrate applies the migrations of an empty database, one progress line p
   const again = await cli(['migrate']);
   t.equal(again.code, 0, again.stderr);
   t.same(again.json.applied, [], 'a second run has nothing to apply');
+});
+
+t.test('bootstrap reports one progress line per section it applies', async (t) => {
+  const file = await tempFile({
+    organizations: [{ ref: 'o', name: 'Progress Org' }],
+    users: [{ ref: 'u', email: 'progress@example.test', memberships: [{ organization: 'o', roles: ['ORGANIZATION_ADMIN'] }] }],
+    apiKeys: [{ ref: 'k', user: 'u', organization: 'o', name: 'ci', days: 7 }],
+  });
+  const res = await cli(['bootstrap', file]);
+  t.equal(res.code, 0, res.stderr);
+  t.same(progressLines(res.stderr, 'bootstrap'), ['bootstrap 1/3 organizations (1)', 'bootstrap 2/3 users (1)', 'bootstrap 3/3 apiKeys (1)']);
+  t.match(res.json, { organizations: { o: { id: String } }, apiKeys: { k: { key: String } } }, 'stdout is still the JSON alone');
 });
 
 t.test('recount repairs totals after a load that bypassed the triggers; a second run changes nothing', async (t) => {
