@@ -39,6 +39,9 @@ t.test('requests are counted and timed by route template, method and status', as
   t.equal((await server.get(`/api/v1/projects/${missing}`, { key: member.key })).status, 404);
   t.equal((await server.get('/api/v1/projects')).status, 401);
   t.equal((await server.get(`/no/such/${missing}`)).status, 404);
+  // MCP answers through the SDK's transport (a hijacked reply): counted all the same.
+  const mcp = await server.post('/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }, { key: member.key, headers: { accept: 'application/json, text/event-stream' } });
+  t.equal(mcp.status, 200);
   const text = await scrape();
   const delta = (name: string, labels: string) => (sample(text, name, labels) ?? 0) - (sample(before, name, labels) ?? 0);
   t.equal(delta('labdata_http_requests_total', 'method="GET",route="/api/v1/projects",status="200"'), 3);
@@ -48,6 +51,7 @@ t.test('requests are counted and timed by route template, method and status', as
   t.equal(delta('labdata_http_request_duration_seconds_count', 'method="GET",route="/api/v1/projects",status="200"'), 3);
   t.equal(delta('labdata_http_request_duration_seconds_bucket', 'le="+Inf",method="GET",route="/api/v1/projects",status="200"'), 3);
   t.ok((sample(text, 'labdata_http_request_duration_seconds_sum', 'method="GET",route="/api/v1/projects",status="200"') ?? 0) > 0, 'durations add up');
+  t.equal(delta('labdata_http_requests_total', 'method="POST",route="/mcp",status="200"'), 1, 'MCP requests too');
   t.notMatch(text, missing, 'no path value becomes a label');
   t.notMatch(text, admin.key, 'no key');
 });
