@@ -14,6 +14,10 @@ export interface Config {
   enterprise: boolean;
   /** Extra host names accepted by the MCP DNS-rebinding check besides localhost. */
   mcpAllowedHosts: string[];
+  /** LABDATA_PUBLIC_URL: the address clients use (behind a proxy); its host is allowed on /mcp. */
+  publicUrl: string | undefined;
+  /** LABDATA_METRICS_ORGANIZATIONS: organization ids whose admins may read /metrics (empty: any admin). */
+  metricsOrganizations: string[];
   logLevel: string;
   /** LABDATA_SECRET_KEY: 32 bytes (base64 or hex) sealing stored credentials; unset: `<dataDir>/secret.key`. */
   secretKey: string | undefined;
@@ -37,6 +41,17 @@ function bool(name: string, value: string | undefined, fallback: boolean): boole
 function list(value: string | undefined): string[] | undefined {
   if (value === undefined || value.trim() === '') return undefined;
   return value.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+function publicUrl(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  try {
+    const url = new URL(value);
+    if (url.protocol === 'https:' || url.protocol === 'http:') return url.origin;
+  } catch {
+    // reported below
+  }
+  throw new ConfigError(`LABDATA_PUBLIC_URL must be an absolute URL such as https://labdata.example.com, got "${value}"`);
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -68,6 +83,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     plugins: list(env.LABDATA_PLUGINS),
     enterprise: bool('LABDATA_ENTERPRISE', env.LABDATA_ENTERPRISE, true),
     mcpAllowedHosts: list(env.LABDATA_MCP_ALLOWED_HOSTS) ?? [],
+    publicUrl: publicUrl(env.LABDATA_PUBLIC_URL),
+    metricsOrganizations: list(env.LABDATA_METRICS_ORGANIZATIONS) ?? [],
     logLevel: env.LABDATA_LOG_LEVEL || 'info',
     secretKey: env.LABDATA_SECRET_KEY || undefined,
     jobConcurrency,

@@ -4,6 +4,7 @@ import { BadRequestError, VersionConflictError } from './errors.ts';
 import { p } from '@mikro-orm/core';
 import { IdParams, StringEnum, Timestamp, Uuid } from './schemas.ts';
 import { isoDate, raw, type Sql } from './db/sql.ts';
+import { withArticle } from './text.ts';
 
 /**
  * The lifecycle shared by projects, studies and assays (spec, "States"): provisioning moves a
@@ -98,7 +99,7 @@ export function statusWrite<R extends TSchema>(opts: LifecycleWriteOptions<R>, r
   return defineWrite({
     method: 'POST',
     operationId: `set_${opts.kind}_status`,
-    description: `Change the status of a ${opts.kind} (allowed transitions: see the README). Contributors only.`,
+    description: `Change the status of ${withArticle(opts.kind)} (allowed transitions: see the README). Contributors only.`,
     path: `${opts.base}/:id/status`,
     tags: opts.tags,
     params: IdParams,
@@ -115,7 +116,7 @@ export function archiveWrite<R extends TSchema>(opts: LifecycleWriteOptions<R>, 
   return defineWrite({
     method: 'POST',
     operationId: `archive_${opts.kind}`,
-    description: `Archive (\`archived=true\`, the default) or unarchive a ${opts.kind}. Contributors only.`,
+    description: `Archive (\`archived=true\`, the default) or unarchive ${withArticle(opts.kind)}. Contributors only.`,
     path: `${opts.base}/:id/archive`,
     tags: opts.tags,
     params: IdParams,

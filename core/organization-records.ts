@@ -7,6 +7,7 @@ import { fetchPage, type PageRequest, type SortSpec } from './pagination/index.t
 import { queryOne, raw, sql, type Sql } from './db/sql.ts';
 import { mergeUpdate } from './lifecycle.ts';
 import { IdParams } from './schemas.ts';
+import { withArticle } from './text.ts';
 
 /**
  * Records that belong to the organization as a whole (keywords, collaborators, ...): no parent
@@ -151,7 +152,7 @@ export class OrganizationRecords<E extends { id: string }, Dto> {
     return defineWrite({
       method: 'POST',
       operationId: `create_${this.spec.noun}`,
-      description: `Create a ${this.spec.noun}. Any user of the organization.`,
+      description: `Create ${withArticle(this.spec.noun)}. Any user of the organization.`,
       path: `/${this.spec.plural}`,
       tags: opts.tags,
       body: opts.body,
@@ -167,7 +168,7 @@ export class OrganizationRecords<E extends { id: string }, Dto> {
     return defineWrite({
       method: 'PUT',
       operationId: `update_${this.spec.noun}`,
-      description: `Update a ${this.spec.noun} (omitted fields keep their value). Any user of the organization.`,
+      description: `Update ${withArticle(this.spec.noun)} (omitted fields keep their value). Any user of the organization.`,
       path: `/${this.spec.plural}/:id`,
       tags: opts.tags,
       params: IdParams,
@@ -184,7 +185,7 @@ export class OrganizationRecords<E extends { id: string }, Dto> {
     return defineWrite({
       method: 'DELETE',
       operationId: `delete_${this.spec.noun}`,
-      description: `Delete a ${this.spec.noun}. Any user of the organization.`,
+      description: `Delete ${withArticle(this.spec.noun)}. Any user of the organization.`,
       path: `/${this.spec.plural}/:id`,
       tags: opts.tags,
       params: IdParams,

@@ -19,6 +19,7 @@ export { classTotal, recordTotal, visibleTotal, OPEN_CLASSES, NIL_ACTOR, type Co
 export { fetchPage, pageSchema, type PageRequest, type SortSpec } from './pagination/index.ts';
 export { VISIBILITIES, type Visibility, type AccessColumns } from './permissions/index.ts';
 export { ACTIVITY_CATEGORIES, type ActivityCategory } from './activity/index.ts';
+export { withArticle } from './text.ts';
 export { Uuid, NotBlank, Timestamp, DateInput, Nullable, IdParams, StringEnum, parseDateInput } from './schemas.ts';
 export { validateInput } from './http/validation.ts';
 export type { EntityManager } from '@mikro-orm/postgresql';

@@ -9,6 +9,7 @@ import type { PageRequest, SortSpec } from './pagination/index.ts';
 import { archiveWrite, statusWrite, type LifecycleStatus } from './lifecycle.ts';
 import { retryInitializationWrite } from './provisioning/index.ts';
 import { IdParams, Uuid } from './schemas.ts';
+import { withArticle } from './text.ts';
 
 /** What a lifecycle record plugin's service offers (projects, studies, assays). */
 export interface LifecycleRecordService<Dto> {
@@ -91,7 +92,7 @@ export function registerLifecycleRecord<Dto>(ctx: RegisterContext, o: LifecycleR
     defineWrite({
       method: 'POST',
       operationId: `create_${kind}`,
-      description: o.describe?.create ?? `Create a ${kind}.`,
+      description: o.describe?.create ?? `Create ${withArticle(kind)}.`,
       path: base,
       tags,
       body: o.createBody,
@@ -106,7 +107,7 @@ export function registerLifecycleRecord<Dto>(ctx: RegisterContext, o: LifecycleR
     defineWrite({
       method: 'PUT',
       operationId: `update_${kind}`,
-      description: o.describe?.update ?? `Update a ${kind} (omitted fields keep their value). Contributors only.`,
+      description: o.describe?.update ?? `Update ${withArticle(kind)} (omitted fields keep their value). Contributors only.`,
       path: `${base}/:id`,
       tags,
       params: IdParams,
@@ -129,7 +130,7 @@ export function registerLifecycleRecord<Dto>(ctx: RegisterContext, o: LifecycleR
       defineWrite({
         method: 'PATCH',
         operationId: `move_${kind}`,
-        description: `Move a ${kind} to another ${o.parent.kind}. Contributor on both.`,
+        description: `Move ${withArticle(kind)} to another ${o.parent.kind}. Contributor on both.`,
         path: `${base}/:id/move`,
         tags,
         params: IdParams,
@@ -145,7 +146,7 @@ export function registerLifecycleRecord<Dto>(ctx: RegisterContext, o: LifecycleR
     defineWrite({
       method: 'DELETE',
       operationId: `delete_${kind}`,
-      description: o.describe?.delete ?? `Delete a ${kind}. Contributors only.`,
+      description: o.describe?.delete ?? `Delete ${withArticle(kind)}. Contributors only.`,
       path: `${base}/:id`,
       tags,
       params: IdParams,

@@ -34,6 +34,8 @@ export interface RuntimeOptions {
    * (admin commands that never queue anything start faster).
    */
   jobs?: 'off' | 'queue' | 'workers';
+  /** Hears each migration as it runs (the CLI's progress display). */
+  progress?: (step: string, done: number, total: number) => void;
 }
 
 export async function openRuntime(config: Config, log: Logger = createLogger(config), options: RuntimeOptions = {}): Promise<Runtime> {
@@ -43,7 +45,7 @@ export async function openRuntime(config: Config, log: Logger = createLogger(con
   let orm: Orm;
   try {
     orm = await createOrm({ url: db.url, entities: kernel.entities, migrations: kernel.migrations });
-    const applied = await migrate(orm);
+    const applied = await migrate(orm, options.progress);
     if (applied.length) log.info({ migrations: applied }, 'migrations applied');
     // Counters introduced on a database that already holds rows start from a full count.
     if (applied.some((name) => name.endsWith('-counters'))) await kernel.services.counters.recount(orm.em.fork());

@@ -5,8 +5,10 @@ import { createApiKey, KEY_NAME_MAX, KEY_VALIDITY_DAYS, type CreatedKey } from '
 import { organizationUserColumns, toOrganizationUserDto, type OrganizationUserRow } from '../entities/dto.ts';
 import { queryOne, sql } from '../db/sql.ts';
 
-/** An operator mistake; the CLI prints its message as the one-line reason and exits non-zero. */
-export class AdminError extends Error {}
+import { AdminError } from './errors.ts';
+
+// Kept light in errors.ts so that the CLI's help and usage paths need not load the entities.
+export { AdminError };
 
 export const ROLES = ['ORGANIZATION_USER', 'ORGANIZATION_ADMIN'] as const;
 export const ORGANIZATION_USER_STATUSES = ['ACTIVE', 'INVITED', 'INACTIVE'] as const;

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Kernel } from '../kernel/kernel.ts';
 import type { BootstrapContext, BootstrapSection } from '../kernel/plugin.ts';
+import type { ProgressFn } from './progress.ts';
 import { Organization, OrganizationUser, User } from '../entities/index.ts';
 import {
   AdminError,
@@ -72,7 +73,7 @@ async function resolve(em: EntityManager, refs: Refs, value: unknown, entity: ty
  * Applies a bootstrap file in one transaction: any bad item rolls everything back, so a
  * failed run changes nothing. Returns the contract's output (ids and key secrets by ref).
  */
-export async function applyBootstrap(em: EntityManager, file: unknown, kernel: Kernel): Promise<Output> {
+export async function applyBootstrap(em: EntityManager, file: unknown, kernel: Kernel, progress?: ProgressFn): Promise<Output> {
   const { enterprise } = kernel.services.config;
   if (!file || typeof file !== 'object' || Array.isArray(file)) throw new AdminError('the bootstrap file must hold a JSON object');
   const doc = file as Item;
@@ -86,6 +87,12 @@ export async function applyBootstrap(em: EntityManager, file: unknown, kernel: K
   for (const section of NOT_YET) {
     if (list(doc, section).length) throw new AdminError(`${section}: not supported yet (no enabled plugin provides it)`);
   }
+  // One step per non-empty section, in the order they are applied (the CLI shows them).
+  const steps = [...KERNEL_SECTIONS, ...handlers.keys()].filter((name) => list(doc, name).length > 0);
+  let done = 0;
+  const finished = (section: string) => {
+    if (steps.includes(section)) progress?.(`${section} (${list(doc, section).length})`, ++done, steps.length);
+  };
   return em.transactional(async (tx) => {
     const out: Output = {};
     const orgs = new Refs('organizations');
@@ -100,6 +107,7 @@ export async function applyBootstrap(em: EntityManager, file: unknown, kernel: K
       if (typeof item.ref === 'string') (out.organizations ??= {})[item.ref] = { id: org.id };
     }
     await tx.flush();
+    finished('organizations');
 
     const emails = new Set<string>();
     for (const [i, item] of list(doc, 'users').entries()) {
@@ -133,6 +141,7 @@ export async function applyBootstrap(em: EntityManager, file: unknown, kernel: K
       if (typeof item.ref === 'string') (out.users ??= {})[item.ref] = { id: user.id, organizationUsers };
     }
     await tx.flush();
+    finished('users');
 
     const organizationUserOf = async (userId: string, orgId: string, where: string) => {
       const known = membership.get(`${userId}/${orgId}`);
@@ -156,6 +165,7 @@ export async function applyBootstrap(em: EntityManager, file: unknown, kernel: K
       const team = createTeam(tx, { organizationId: orgId, name: text(item, 'name', where)!, description: text(item, 'description', where, true), memberIds });
       if (typeof item.ref === 'string') (out.teams ??= {})[item.ref] = { id: team.id };
     }
+    finished('teams');
 
     for (const [i, item] of list(doc, 'apiKeys').entries()) {
       const where = label('apiKeys', item, i);
@@ -172,6 +182,7 @@ export async function applyBootstrap(em: EntityManager, file: unknown, kernel: K
       if (typeof item.ref === 'string') (out.apiKeys ??= {})[item.ref] = key;
     }
     await tx.flush();
+    finished('apiKeys');
 
     // Plugin sections, in plugin dependency order (a section may point at an earlier one's refs).
     const context: BootstrapContext = {
@@ -189,6 +200,7 @@ export async function applyBootstrap(em: EntityManager, file: unknown, kernel: K
       const created = await handler(context, items);
       await tx.flush();
       if (Object.keys(created).length) out[name] = created;
+      finished(name);
     }
     return out;
   });

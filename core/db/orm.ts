@@ -46,9 +46,20 @@ export async function createOrm(options: OrmOptions): Promise<Orm> {
   });
 }
 
-export async function migrate(orm: Orm): Promise<string[]> {
-  const applied = await orm.migrator.up();
-  return applied.map((m) => m.name);
+/** Applies pending migrations; `progress` hears each one as it starts (`labdata migrate` shows them). */
+export async function migrate(orm: Orm, progress?: (step: string, done: number, total: number) => void): Promise<string[]> {
+  if (!progress) return (await orm.migrator.up()).map((m) => m.name);
+  const total = (await orm.migrator.getPending()).length;
+  let done = 0;
+  const listener = (event: { name: string }) => progress(event.name, done++, total);
+  orm.migrator.on('migrating', listener);
+  try {
+    const applied = await orm.migrator.up();
+    progress('migrations applied', total, total);
+    return applied.map((m) => m.name);
+  } finally {
+    orm.migrator.off('migrating', listener);
+  }
 }
 
 export async function pendingMigrations(orm: Orm): Promise<number> {

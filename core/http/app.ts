@@ -15,7 +15,8 @@ import { registerOperations } from './operations.ts';
 import { validatorCompiler } from './validation.ts';
 import { proxyTransportGuard, tlsServerFactory } from './transport.ts';
 import { buildTools } from '../mcp/tools.ts';
-import { registerMcp } from '../mcp/route.ts';
+import { mcpAllowedHosts, registerMcp } from '../mcp/route.ts';
+import { registerMetrics } from './metrics.ts';
 import { openapiOptions } from '../openapi/index.ts';
 import { RequestLogController } from '../logging/request-log.ts';
 
@@ -147,6 +148,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   // Per key and per instance, in memory (README, "Rate limits"); 0 turns it off.
   const limiter = config.rateLimitPerMinute > 0 ? new RateLimiter(config.rateLimitPerMinute) : undefined;
   const authHook = (auth = apiKeyAuth(orm, authCache, limiter));
+  registerMetrics(app, { orm, services: kernel.services, auth: authHook });
   for (const [prefix, hidden] of [['/api/v1', false], ['/api/beta', true]] as const) {
     await app.register(
       async (api) => {
@@ -170,9 +172,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     { prefix: '/api/i' },
   );
 
-  // The host the server is bound to is a name clients legitimately use (unless it is a wildcard).
-  const boundHost = ['0.0.0.0', '::', ''].includes(config.host) ? [] : [config.host];
-  registerMcp(app, { tools: buildTools(kernel.reads), orm, services: kernel.services, allowedHosts: [...boundHost, ...config.mcpAllowedHosts], auth: authHook });
+  registerMcp(app, { tools: buildTools(kernel.reads), orm, services: kernel.services, allowedHosts: mcpAllowedHosts(config), auth: authHook });
 
   await app.register(
     async (docs) => {

@@ -1,8 +1,11 @@
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import os from 'node:os';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Config } from '../config.ts';
 import { HttpError, ValidationError } from '../errors.ts';
 import type { Orm } from '../db/orm.ts';
 import { databaseFailure, OUTAGE_RETRY_AFTER, type DatabaseFailure } from '../db/errors.ts';
@@ -13,30 +16,43 @@ import type { ToolEntry } from './tools.ts';
 
 const errorResult = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
 
-async function callTool(entry: ToolEntry, args: unknown, actor: Actor, orm: Orm, services: KernelServices, log: FastifyRequest['log']): Promise<CallToolResult> {
+/** How a tool call ended, for its log line: `ok`, a client mistake (`invalid_arguments`, `not_found`, ...), or `error`. */
+type Outcome = 'ok' | 'invalid_arguments' | 'not_found' | 'forbidden' | 'client_error' | 'error';
+
+async function callTool(
+  entry: ToolEntry,
+  args: unknown,
+  actor: Actor,
+  orm: Orm,
+  services: KernelServices,
+  log: FastifyRequest['log'],
+): Promise<{ result: CallToolResult; outcome: Outcome }> {
   const checked = entry.validate(args ?? {});
-  if (!checked.valid) return errorResult(`Invalid arguments for ${entry.tool.name}: ${checked.errorMessage}`);
+  if (!checked.valid) return { result: errorResult(`Invalid arguments for ${entry.tool.name}: ${checked.errorMessage}`), outcome: 'invalid_arguments' };
   try {
     const result = await executeRead(entry.read, operationContext(actor, orm, services, log), entry.input(checked.data));
     const text = entry.serialize(result);
-    return { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) };
+    return { result: { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) }, outcome: 'ok' };
   } catch (err) {
     // Client errors are normal tool results the agent can act on: not found (including "not
     // viewable" and other organizations), forbidden, invalid input with its field messages.
     if (err instanceof ValidationError && err.errors.length > 0) {
-      return errorResult(`${err.message}: ${err.errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`);
+      return { result: errorResult(`${err.message}: ${err.errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`), outcome: 'invalid_arguments' };
     }
-    if (err instanceof HttpError && err.statusCode < 500) return errorResult(err.message);
+    if (err instanceof HttpError && err.statusCode < 500) {
+      const outcome = err.statusCode === 404 ? 'not_found' : err.statusCode === 403 ? 'forbidden' : 'client_error';
+      return { result: errorResult(err.message), outcome };
+    }
     const failure = databaseFailure(err);
     if (failure?.status === 503) {
       // Not the tool's answer but the service's state: a JSON-RPC error the client may retry.
       log.warn({ err, tool: entry.tool.name }, 'tool call failed: database unavailable');
       throw unavailable(failure);
     }
-    if (failure) return errorResult(failure.message);
+    if (failure) return { result: errorResult(failure.message), outcome: 'client_error' };
     // Anything else may carry SQL or internals: log it, tell the agent only that it failed.
     log.error({ err, tool: entry.tool.name }, 'tool call failed');
-    return errorResult('Internal error while running the tool');
+    return { result: errorResult('Internal error while running the tool'), outcome: 'error' };
   }
 }
 
@@ -46,6 +62,12 @@ const UNAVAILABLE_CODE = -32001;
 function unavailable(failure: DatabaseFailure) {
   const data = { retryAfter: failure.retryAfter ?? OUTAGE_RETRY_AFTER };
   return Object.assign(new Error(`Service unavailable: ${failure.message}`), { code: UNAVAILABLE_CODE, data });
+}
+
+/** One line per tool call, like a request's: tool, user, organization, key id, duration, outcome. */
+function logToolCall(log: FastifyRequest['log'], actor: Actor, tool: string, started: number, outcome: Outcome | 'unknown_tool') {
+  const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+  log.info({ tool, userId: actor.userId, organizationId: actor.organizationId, organizationUserId: actor.organizationUserId, keyId: actor.keyId, durationMs, outcome }, 'tool call');
 }
 
 /** The lower-case host name of a Host header or Origin value (no port, no IPv6 brackets). */
@@ -59,18 +81,39 @@ function hostName(value: string | undefined): string | undefined {
 }
 
 /**
- * DNS rebinding makes a browser send a foreign *name* (the attacker's domain, now resolving to
- * us) as Host and Origin. So Host must be a known name (localhost or LABDATA_MCP_ALLOWED_HOSTS)
- * or an IP literal, which rebinding cannot produce; Origin, when present, must be a known name
- * or the request's own host.
+ * The host names /mcp answers to: localhost names, this machine's name, the bound host (unless
+ * a wildcard), the host of LABDATA_PUBLIC_URL (the address clients use, e.g. behind a proxy)
+ * and LABDATA_MCP_ALLOWED_HOSTS. None of these is a name an attacker's page can rebind.
  */
-function rebindingSafe(headers: FastifyRequest['headers'], allowed: Set<string>): boolean {
-  const host = hostName(headers.host);
-  if (!host || !(allowed.has(host) || isIP(host) !== 0)) return false;
-  if (headers.origin === undefined) return true;
-  const origin = hostName(headers.origin);
-  return origin !== undefined && (allowed.has(origin) || origin === host);
+export function mcpAllowedHosts(config: Config): string[] {
+  const names = ['localhost', 'localhost.localdomain', 'ip6-localhost', os.hostname()];
+  if (!['0.0.0.0', '::', ''].includes(config.host)) names.push(config.host);
+  if (config.publicUrl) names.push(config.publicUrl);
+  names.push(...config.mcpAllowedHosts);
+  return [...new Set(names.map((h) => hostName(h) ?? h.toLowerCase()).filter(Boolean))];
 }
+
+/**
+ * DNS rebinding makes a browser send a foreign *name* (the attacker's domain, now resolving to
+ * us) as Host and Origin. So Host must be a known name (mcpAllowedHosts) or an IP literal, which
+ * rebinding cannot produce; Origin, when present, must be a known name or the request's own
+ * host. Returns why a request is refused, or undefined when it may go on.
+ */
+function rebindingRefusal(headers: FastifyRequest['headers'], allowed: Set<string>): string | undefined {
+  const host = hostName(headers.host);
+  if (!host) return 'Forbidden: the request has no usable Host header';
+  const fix = 'add it to LABDATA_MCP_ALLOWED_HOSTS (comma-separated host names) or set LABDATA_PUBLIC_URL to the address clients use';
+  if (!(allowed.has(host) || isIP(host) !== 0)) {
+    return `Forbidden: host "${printable(host)}" is not allowed for /mcp (DNS-rebinding protection); if it is this server's name, ${fix}`;
+  }
+  if (headers.origin === undefined) return undefined;
+  const origin = hostName(headers.origin);
+  if (origin !== undefined && (allowed.has(origin) || origin === host)) return undefined;
+  return `Forbidden: origin "${printable(headers.origin)}" is not allowed for /mcp (DNS-rebinding protection); if it is a page of this deployment, ${fix}`;
+}
+
+/** A header value as it may be quoted back: short, printable ASCII only. */
+const printable = (value: string) => value.replace(/[^\x20-\x7e]|"/g, '?').slice(0, 100);
 
 /** The JSON-RPC error for a request Fastify refused before the MCP transport saw it. */
 function jsonRpcError(status: number, fastifyCode: string | undefined): { code: number; message: string } {
@@ -80,6 +123,28 @@ function jsonRpcError(status: number, fastifyCode: string | undefined): { code: 
   if (status === 415) return { code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' };
   if (status < 500) return { code: -32600, message: 'Invalid Request' };
   return { code: -32603, message: 'Internal error' };
+}
+
+/** JSON-RPC -32602 with the message as is (McpError would prefix "MCP error -32602: " to it). */
+const invalidParams = (message: string) => Object.assign(new Error(message), { code: ErrorCode.InvalidParams });
+
+const SERVER_INFO = { name: 'labdata', title: 'Lab Data Service', version: packageVersion() };
+
+/** Sent in the initialize result: what an agent needs before its first call. */
+const INSTRUCTIONS = [
+  'Lab Data Service: read-only access to the laboratory records of one organization, the one of the API key, as the key\'s user sees them (records the user may not view are reported as not found).',
+  'Records nest: a project contains studies, a study contains assays, and each assay has one assay type. Notes attach to the organization, a project, a study or an assay; tasks, external links and storage folders to a project, study or assay. Activity records the changes.',
+  'Start with list_projects, then list_studies_by_project and list_assays_by_study; get_* tools fetch one record by its id (a UUID).',
+  'Listing tools page: pass page (from 0) and size (default 20, at most 100); the result carries content, totalElements, totalPages, number and size. Ask for the next page while number + 1 < totalPages.',
+  'Results are the same JSON as the REST API (GET /api/v1/...). Nothing here creates, changes or deletes anything.',
+].join('\n\n');
+
+function packageVersion(): string {
+  try {
+    return JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+  } catch {
+    return '0.0.0';
+  }
 }
 
 const notAllowed = { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this endpoint is stateless; POST JSON-RPC requests' }, id: null };
@@ -98,9 +163,8 @@ export function registerMcp(
   app.register(async (mcp) => {
     // DNS-rebinding protection: a browser tricked into calling us carries a foreign Host/Origin.
     mcp.addHook('onRequest', async (request, reply) => {
-      if (!rebindingSafe(request.headers, allowed)) {
-        return reply.code(403).send();
-      }
+      const refusal = rebindingRefusal(request.headers, allowed);
+      if (refusal) return reply.code(403).send({ jsonrpc: '2.0', error: { code: -32000, message: refusal }, id: null });
     });
     mcp.addHook('onRequest', opts.auth);
     // Body parse errors are JSON-RPC errors on this endpoint, not the REST envelope.
@@ -126,13 +190,23 @@ export function registerMcp(
     });
     mcp.post('/mcp', { schema: { hide: true } }, async (request, reply) => {
       const actor = request.actor!;
-      const server = new McpServer({ name: 'labdata', version: '0.1.0' });
+      const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS });
       server.server.registerCapabilities({ tools: { listChanged: false } });
-      server.server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList }));
+      server.server.setRequestHandler(ListToolsRequestSchema, async (req) => {
+        // The list is never paged, so no cursor was ever issued: any cursor is invalid (MCP spec).
+        if (req.params?.cursor !== undefined) throw invalidParams('Invalid cursor: this server issues no cursors; call tools/list without one');
+        return { tools: toolList };
+      });
       server.server.setRequestHandler(CallToolRequestSchema, async (req) => {
+        const started = performance.now();
         const entry = opts.tools.get(req.params.name);
-        if (!entry) throw Object.assign(new Error(`Unknown tool: ${req.params.name}`), { code: -32602 });
-        return callTool(entry, req.params.arguments, actor, opts.orm, opts.services, request.log);
+        if (!entry) {
+          logToolCall(request.log, actor, req.params.name.slice(0, 128), started, 'unknown_tool');
+          throw invalidParams(`Unknown tool: ${req.params.name}`);
+        }
+        const { result, outcome } = await callTool(entry, req.params.arguments, actor, opts.orm, opts.services, request.log);
+        logToolCall(request.log, actor, entry.tool.name, started, outcome);
+        return result;
       });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       // Hijacked replies bypass Fastify's header handling: copy what the hooks set (HSTS, ...).

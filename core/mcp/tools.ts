@@ -55,6 +55,13 @@ function inputSchema(def: ReadDefinition): TObject {
   });
 }
 
+/** A display name from the tool name: `list_studies_by_project` → "List studies by project". */
+export function toolTitle(name: string): string {
+  const words = name.split(/[_.-]+/).filter(Boolean);
+  const text = words.join(' ');
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 export function buildTools(reads: ReadDefinition[]): Map<string, ToolEntry> {
   const validator = new AjvJsonSchemaValidator();
   const tools = new Map<string, ToolEntry>();
@@ -68,6 +75,7 @@ export function buildTools(reads: ReadDefinition[]): Map<string, ToolEntry> {
       read,
       tool: {
         name: read.name,
+        title: toolTitle(read.name),
         description: read.description,
         inputSchema: input as Tool['inputSchema'],
         outputSchema: plain(output) as unknown as Tool['outputSchema'],

@@ -42,6 +42,7 @@ import { BadRequestError } from '../errors.ts';
 import type { JobContext, JobQueue } from '../jobs/index.ts';
 import { defineWrite, type OperationContext } from '../kernel/operations.ts';
 import { IdParams } from '../schemas.ts';
+import { withArticle } from '../text.ts';
 
 export const STEP_STATUSES = ['PENDING', 'RUNNING', 'DONE', 'FAILED'] as const;
 export type StepStatus = (typeof STEP_STATUSES)[number];
@@ -368,7 +369,7 @@ export function retryInitializationWrite<R extends TSchema>(opts: RetryWriteOpti
     method: 'POST',
     operationId: `retry_${opts.kind}_initialization`,
     description:
-      `Extension of v1: retry the provisioning of a ${opts.kind} whose status is INITIALIZATION_FAILED (storage folder, ` +
+      `Extension of v1: retry the provisioning of ${withArticle(opts.kind)} whose status is INITIALIZATION_FAILED (storage folder, ` +
       `notebook entry, repository ...). The failed steps run again and the status becomes INITIALIZING, then ACTIVE or ` +
       `INITIALIZATION_FAILED. Any other status is a 400. Contributors only.`,
     path: `${opts.base}/:id/retry-initialization`,

@@ -1,4 +1,4 @@
-import { cascadeWithParents, definePlugin, defineRead, defineWrite, parentParam, parentParams, parentProperties } from '../../core/public.ts';
+import { cascadeWithParents, definePlugin, defineRead, defineWrite, parentParam, parentParams, parentProperties, withArticle } from '../../core/public.ts';
 import { ExternalLink } from './entities.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
@@ -48,7 +48,7 @@ export default definePlugin({
       ctx.read(
         defineRead({
           name: `get_${parent.kind}_external_link`,
-          description: `Get one external link of a ${parent.kind}.`,
+          description: `Get one external link of ${withArticle(parent.kind)}.`,
           path: one,
           tags,
           params: LinkParams,
@@ -62,7 +62,7 @@ export default definePlugin({
         defineWrite({
           method: 'POST',
           operationId: `create_${parent.kind}_external_link`,
-          description: `Add an external link to a ${parent.kind}. Contributors only.`,
+          description: `Add an external link to ${withArticle(parent.kind)}. Contributors only.`,
           path: base,
           tags,
           params: ListParams,
@@ -77,7 +77,7 @@ export default definePlugin({
         defineWrite({
           method: 'PUT',
           operationId: `update_${parent.kind}_external_link`,
-          description: `Update an external link of a ${parent.kind} (omitted fields keep their value). Contributors only.`,
+          description: `Update an external link of ${withArticle(parent.kind)} (omitted fields keep their value). Contributors only.`,
           path: one,
           tags,
           params: LinkParams,
@@ -92,7 +92,7 @@ export default definePlugin({
         defineWrite({
           method: 'DELETE',
           operationId: `delete_${parent.kind}_external_link`,
-          description: `Delete an external link of a ${parent.kind}. Contributors only.`,
+          description: `Delete an external link of ${withArticle(parent.kind)}. Contributors only.`,
           path: one,
           tags,
           params: LinkParams,

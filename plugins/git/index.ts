@@ -1,4 +1,4 @@
-import { definePlugin, defineRead, defineWrite, parentType } from '../../core/public.ts';
+import { definePlugin, defineRead, defineWrite, parentType, withArticle } from '../../core/public.ts';
 import { projectExtensions } from '../projects/extensions.ts';
 import { events } from './events.ts';
 import { findGitIntegration } from './integrations.ts';
@@ -48,7 +48,7 @@ export default definePlugin({
       ctx.read(
         defineRead({
           name: `get_${parent.kind}_git_repository`,
-          description: `${EXTENSION} Get the Git repository created for a ${parent.kind} (404 when it has none).`,
+          description: `${EXTENSION} Get the Git repository created for ${withArticle(parent.kind)} (404 when it has none).`,
           path,
           tags,
           params: RecordParams,
@@ -63,7 +63,7 @@ export default definePlugin({
           method: 'POST',
           operationId: `create_${parent.kind}_git_repository`,
           description:
-            `${EXTENSION} Create a Git repository for a ${parent.kind}, named from it, in the given integration and group ` +
+            `${EXTENSION} Create a Git repository for ${withArticle(parent.kind)}, named from it, in the given integration and group ` +
             "or else in the project's defaultGitGroup (when it still resolves). 201 when created; 200 with the existing one " +
             `when the ${parent.kind} has one already. 502/504 when the Git provider fails or does not answer (nothing is stored). Contributors only.`,
           path,

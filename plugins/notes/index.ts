@@ -1,4 +1,4 @@
-import { cascadeWithParents, definePlugin, defineRead, IdParams, parentParam, parentParams, parentType } from '../../core/public.ts';
+import { cascadeWithParents, definePlugin, defineRead, IdParams, parentParam, parentParams, parentType, withArticle } from '../../core/public.ts';
 import { notesSection } from './bootstrap.ts';
 import { Note, NoteVersion } from './entities.ts';
 import { events } from './events.ts';
@@ -77,7 +77,7 @@ export default definePlugin({
       ctx.read(
         defineRead({
           name: `get_${parent.kind}_note`,
-          description: `Get one note of a ${parent.kind} by id.`,
+          description: `Get one note of ${withArticle(parent.kind)} by id.`,
           path: `${base}/:id`,
           tags,
           params: parentParams(parent, 'id'),

@@ -23,6 +23,7 @@ import {
   type ParentAccess,
   type ParentKind,
   type Sql,
+  withArticle,
 } from '../../core/public.ts';
 import { Note, NoteVersion } from './entities.ts';
 import { NOTE_FORMATS, NOTE_TYPES, type NoteFormat, type NoteType } from './schemas.ts';
@@ -202,7 +203,7 @@ export class NoteService {
     checkFields(input, true);
     const kind = this.#services.parents.get(input.parent.kind);
     if (input.parent.kind !== ORGANIZATION && !kind) {
-      throw new ValidationError([{ field: 'parent', message: `notes cannot be attached to a ${input.parent.kind} (no enabled plugin provides that kind)` }]);
+      throw new ValidationError([{ field: 'parent', message: `notes cannot be attached to ${withArticle(input.parent.kind)} (no enabled plugin provides that kind)` }]);
     }
     if ((await this.organizationOf(em, input.parent)) !== input.organizationId) {
       throw new NotFoundError(kind?.label ?? 'Organization', input.parent.id);

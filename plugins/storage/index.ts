@@ -1,4 +1,4 @@
-import { cascadeWithParents, definePlugin, defineRead, defineWrite, IdParams, parentParam, parentParams, parentProperties } from '../../core/public.ts';
+import { cascadeWithParents, definePlugin, defineRead, defineWrite, IdParams, parentParam, parentParams, parentProperties, withArticle } from '../../core/public.ts';
 import { projectExtensions } from '../projects/extensions.ts';
 import { storageDrivesSection } from './bootstrap.ts';
 import { DriveService, driveSort } from './drives.ts';
@@ -113,7 +113,7 @@ export default definePlugin({
       ctx.read(
         defineRead({
           name: `get_${parent.kind}_storage_folder`,
-          description: `Get one storage folder attachment of a ${parent.kind} (\`folderId\` is the attachment's id).`,
+          description: `Get one storage folder attachment of ${withArticle(parent.kind)} (\`folderId\` is the attachment's id).`,
           path: one,
           tags,
           params: FolderParams,
@@ -127,7 +127,7 @@ export default definePlugin({
         defineWrite({
           method: 'POST',
           operationId: `attach_${parent.kind}_storage_folder`,
-          description: `Attach an existing folder of a storage drive to a ${parent.kind} (400 when the folder does not exist). The first folder becomes primary. Contributors only.`,
+          description: `Attach an existing folder of a storage drive to ${withArticle(parent.kind)} (400 when the folder does not exist). The first folder becomes primary. Contributors only.`,
           path: base,
           tags,
           params: ListParams,
@@ -157,7 +157,7 @@ export default definePlugin({
         defineWrite({
           method: 'DELETE',
           operationId: `detach_${parent.kind}_storage_folder`,
-          description: `Detach a folder from a ${parent.kind}; the folder on the drive stays intact. Contributors only.`,
+          description: `Detach a folder from ${withArticle(parent.kind)}; the folder on the drive stays intact. Contributors only.`,
           path: one,
           tags,
           params: FolderParams,

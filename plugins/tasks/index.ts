@@ -7,6 +7,7 @@ import {
   parentParam,
   parentParams,
   type ParentAccess,
+  withArticle,
 } from '../../core/public.ts';
 import { assayExtensions } from '../assays/extensions.ts';
 import { standardTasks } from '../assay-types/extensions.ts';
@@ -64,7 +65,7 @@ export default definePlugin({
       ctx.read(
         defineRead({
           name: `list_${parent.kind}_tasks`,
-          description: `List the tasks of a ${parent.kind}, in their order.`,
+          description: `List the tasks of ${withArticle(parent.kind)}, in their order.`,
           path: base,
           tags,
           params: parentParams(parent),
@@ -77,7 +78,7 @@ export default definePlugin({
       ctx.read(
         defineRead({
           name: `get_${parent.kind}_task`,
-          description: `Get one task of a ${parent.kind}.`,
+          description: `Get one task of ${withArticle(parent.kind)}.`,
           path: one,
           tags,
           params: withTask,
@@ -90,7 +91,7 @@ export default definePlugin({
         defineWrite({
           method: 'POST',
           operationId: `create_${parent.kind}_task`,
-          description: `Create a task of a ${parent.kind}. Contributors only.`,
+          description: `Create a task of ${withArticle(parent.kind)}. Contributors only.`,
           path: base,
           tags,
           params: parentParams(parent),
@@ -105,7 +106,7 @@ export default definePlugin({
         defineWrite({
           method: 'PUT',
           operationId: `update_${parent.kind}_task`,
-          description: `Update a task of a ${parent.kind} (omitted fields keep their value). Contributors only.`,
+          description: `Update a task of ${withArticle(parent.kind)} (omitted fields keep their value). Contributors only.`,
           path: one,
           tags,
           params: withTask,
@@ -120,7 +121,7 @@ export default definePlugin({
         defineWrite({
           method: 'PATCH',
           operationId: `complete_${parent.kind}_task`,
-          description: `Complete a task of a ${parent.kind}; optional body {"status": "INCOMPLETE"} closes it undone. Contributors only.`,
+          description: `Complete a task of ${withArticle(parent.kind)}; optional body {"status": "INCOMPLETE"} closes it undone. Contributors only.`,
           path: `${one}/complete`,
           tags,
           params: withTask,
@@ -135,7 +136,7 @@ export default definePlugin({
         defineWrite({
           method: 'DELETE',
           operationId: `delete_${parent.kind}_task`,
-          description: `Delete a task of a ${parent.kind}. Contributors only.`,
+          description: `Delete a task of ${withArticle(parent.kind)}. Contributors only.`,
           path: one,
           tags,
           params: withTask,

@@ -1,0 +1,96 @@
+// `labdata migrate`, `bootstrap` and `recount` as an operator runs them (issue 10's recount verb and
+// issue 12, point 6's progress): without a TTY each step is one plain line on stderr.
+import t from 'tap';
+import { createTestDatabase } from '../support/db.ts';
+import { startTestServer } from '../support/server.ts';
+import { runCli, tempFile } from './labdata-cli.ts';
+
+const databaseUrl = await createTestDatabase(t);
+const cli = (args: string[]) => runCli(args, { LABDATA_DATABASE_URL: databaseUrl });
+const progressLines = (stderr: string, label: string) => stderr.split('\n').filter((line) => line.startsWith(`${label} `));
+
+t.test('migrate applies the migrations of an empty database, one progress line per migration', async (t) => {
+  const res = await cli(['migrate']);
+  t.equal(res.code, 0, res.stderr);
+  t.equal(res.json.migrations, 'up to date');
+  t.ok(res.json.applied.length > 10, 'kernel and plugin migrations applied');
+  t.ok(res.json.plugins.includes('projects'));
+  const lines = progressLines(res.stderr, 'migrate');
+  t.same(lines.slice(0, res.json.applied.length), res.json.applied.map((name: string, i: number) => `migrate ${i}/${res.json.applied.length} ${name}`));
+  t.equal(lines.at(-1), `migrate ${res.json.applied.length}/${res.json.applied.length} migrations applied`);
+  t.notMatch(res.stderr, /\r|\x1b\[/, 'no terminal control sequences when stderr is not a TTY');
+  const again = await cli(['migrate']);
+  t.equal(again.code, 0, again.stderr);
+  t.same(again.json.applied, [], 'a second run has nothing to apply');
+});
+
+t.test('bootstrap reports one progress line per section it applies', async (t) => {
+  const file = await tempFile({
+    organizations: [{ ref: 'o', name: 'Progress Org' }],
+    users: [{ ref: 'u', email: 'progress@example.test', memberships: [{ organization: 'o', roles: ['ORGANIZATION_ADMIN'] }] }],
+    apiKeys: [{ ref: 'k', user: 'u', organization: 'o', name: 'ci', days: 7 }],
+  });
+  const res = await cli(['bootstrap', file]);
+  t.equal(res.code, 0, res.stderr);
+  t.same(progressLines(res.stderr, 'bootstrap'), ['bootstrap 1/3 organizations (1)', 'bootstrap 2/3 users (1)', 'bootstrap 3/3 apiKeys (1)']);
+  t.match(res.json, { organizations: { o: { id: String } }, apiKeys: { k: { key: String } } }, 'stdout is still the JSON alone');
+});
+
+t.test('recount repairs totals after a load that bypassed the triggers; a second run changes nothing', async (t) => {
+  const server = await startTestServer(t, { databaseUrl });
+  const org = await server.organization('Loaded');
+  const admin = await server.admin(org);
+  const member = await server.member(org);
+  for (const visibility of ['PUBLIC', 'PRIVATE']) {
+    const res = await server.post('/api/v1/projects', { code: 'P', name: `Made ${visibility}`, description: 'd', visibility }, { key: admin.key });
+    t.equal(res.status, 201);
+  }
+  // An operator's bulk load, triggers off (as a restore can do): the counters never see it.
+  await server.orm.em.fork().transactional(async (em) => {
+    await em.execute('set local session_replication_role = replica');
+    await em.execute(
+      `insert into project (id, organization_id, code, name, description, visibility, status, created_by_id)
+       select gen_random_uuid(), ?, 'B' || g, 'Bulk ' || g, 'loaded', (array['PUBLIC','PROTECTED','PRIVATE'])[1 + g % 3], 'ACTIVE', ?
+         from generate_series(1, 25) g`,
+      [org, admin.organizationUserId],
+    );
+    await em.execute(
+      `insert into activity (id, organization_id, event_type, category, data, date, project_id, organization_user_id)
+       select gen_random_uuid(), p.organization_id, 'project.created', 'RESEARCH', '{}', now(), p.id, ?
+         from project p where p.description = 'loaded'`,
+      [admin.organizationUserId],
+    );
+  });
+  const count = async (sql: string) => Number((await server.sql<{ n: string }>(sql, [org]))[0].n);
+  const rows = {
+    projects: await count('select count(*) as n from project where organization_id = ?'),
+    visible: await count(`select count(*) as n from project where organization_id = ? and visibility <> 'PRIVATE'`),
+    activity: await count('select count(*) as n from activity where organization_id = ?'),
+  };
+  const totals = async () => ({
+    projects: (await server.get('/api/v1/projects?size=1', { key: admin.key })).body.totalElements,
+    visible: (await server.get('/api/v1/projects?size=1', { key: member.key })).body.totalElements,
+    activity: (await server.get('/api/v1/activity?size=1', { key: admin.key })).body.totalElements,
+  });
+  const stale = await totals();
+  t.not(stale.projects, rows.projects, 'before the recount the admin total misses the loaded projects');
+  t.not(stale.activity, rows.activity, 'and the activity total misses the loaded activity');
+
+  const res = await cli(['recount']);
+  t.equal(res.code, 0, res.stderr);
+  t.match(res.json, { statements: Number, durationMs: Number });
+  t.ok(res.json.statements > 0);
+  const lines = progressLines(res.stderr, 'recount');
+  const total = res.json.statements + 2;
+  t.equal(lines[0], `recount 0/${total} lock`, 'progress starts with the lock');
+  t.equal(lines.at(-1), `recount ${total}/${total} done`);
+  t.equal(lines.length, total + 1, 'one line per step');
+  t.same(await totals(), rows, 'REST totals equal count(*) after the recount');
+
+  const snapshot = () => server.sql('select organization_id, kind, class, category, actor_id, sum(n)::int as n from visibility_count group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5');
+  const before = await snapshot();
+  const second = await cli(['recount']);
+  t.equal(second.code, 0, second.stderr);
+  t.same(await snapshot(), before, 'a second recount changes no counter');
+  t.same(await totals(), rows);
+});
