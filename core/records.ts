@@ -179,7 +179,10 @@ export interface RecordKindOptions<R extends { id: string }> {
   locate: (id: Sql) => Sql;
   /** The record as the actor sees it: 404 naming it when not viewable. */
   access: (ctx: OperationContext, id: string) => Promise<RecordPlace>;
-  /** SQL condition: the actor may view the record with id `id`. */
+  /**
+   * SQL condition: the actor may view the record with id `id`. A per-row probe: end its
+   * subquery with `offset 0`, or PostgreSQL may hash it over the whole table for a long list.
+   */
   visible: (ctx: OperationContext, id: Sql) => Sql;
 }
 

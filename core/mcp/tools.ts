@@ -62,6 +62,15 @@ export function toolTitle(name: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
+/**
+ * A compiled function, compiled on its first call: 52 tools' validators and serializers cost
+ * about half a second of start-up CPU, and most servers (and every test server) call few tools.
+ */
+function lazily<A extends unknown[], R>(compile: () => (...args: A) => R): (...args: A) => R {
+  let fn: ((...args: A) => R) | undefined;
+  return (...args) => (fn ??= compile())(...args);
+}
+
 export function buildTools(reads: ReadDefinition[]): Map<string, ToolEntry> {
   const validator = new AjvJsonSchemaValidator();
   const tools = new Map<string, ToolEntry>();
@@ -81,8 +90,8 @@ export function buildTools(reads: ReadDefinition[]): Map<string, ToolEntry> {
         outputSchema: plain(output) as unknown as Tool['outputSchema'],
         annotations: { readOnlyHint: true, openWorldHint: false },
       },
-      validate: validator.getValidator(input as never),
-      serialize: fastJson(output as never),
+      validate: lazily(() => validator.getValidator(input as never)),
+      serialize: lazily(() => fastJson(output as never)),
       input: inputPicker(input),
     });
   }

@@ -39,7 +39,7 @@ export default definePlugin({
       access: (op, id) => assayAccessById(op, id),
       visible: (op, id) => {
         const access = assayAccess(op.services, op.actor, 'va');
-        return sql`exists (select 1 from assay va ${access.join} where va.id = ${id} and ${access.visible})`;
+        return sql`exists (select 1 from assay va ${access.join} where va.id = ${id} and ${access.visible} offset 0)`;
       },
     });
     // Deleting a study (also through its project) deletes its assays and, through this plugin's own hook, their children.

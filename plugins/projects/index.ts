@@ -34,7 +34,7 @@ export default definePlugin({
       extensions,
       locate: (id) => sql`select p.id as "projectId", null::uuid as "studyId" from project p where p.id = ${id}`,
       access: async (op, id) => ({ projectId: id, studyId: null, canContribute: (await projectAccess(op, id)).canContribute }),
-      visible: (op, id) => sql`exists (select 1 from project vp where vp.id = ${id} and ${projectVisibleTo(op.services, op.actor, 'vp')})`,
+      visible: (op, id) => sql`exists (select 1 from project vp where vp.id = ${id} and ${projectVisibleTo(op.services, op.actor, 'vp')} offset 0)`,
     });
     return new ProjectService(extensions);
   },

@@ -39,7 +39,7 @@ export default definePlugin({
       access: async (op, id) => ({ studyId: id, ...(await studyAccessById(op, id)) }),
       visible: (op, id) => {
         const access = studyAccess(op.services, op.actor, 'vs');
-        return sql`exists (select 1 from study vs ${access.join} where vs.id = ${id} and ${access.visible})`;
+        return sql`exists (select 1 from study vs ${access.join} where vs.id = ${id} and ${access.visible} offset 0)`;
       },
     });
     // Deleting a project deletes its studies (and, through this plugin's own hook, their children).

@@ -24,7 +24,7 @@ export default definePlugin({
   setup(ctx) {
     const service = new StudyCollectionService(ctx.use(studyReader));
     ctx.services.activity.reference(ctx.plugin, 'study_collection', (op, id) =>
-      sql`exists (select 1 from study_collection rc where rc.id = ${id} and ${collectionVisibleTo(op.actor, 'rc')})`);
+      sql`exists (select 1 from study_collection rc where rc.id = ${id} and ${collectionVisibleTo(op.actor, 'rc')} offset 0)`);
     // Deleting a study (or its project) takes it out of every collection, in the same transaction.
     ctx.use(studyExtensions).beforeDelete((op, studies) => service.removeStudies(op, studies.map((s) => s.id)));
     return service;
