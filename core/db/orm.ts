@@ -40,9 +40,14 @@ export async function createOrm(options: OrmOptions): Promise<Orm> {
     // Each request and each tool call forks its own EntityManager (no shared identity map).
     allowGlobalContext: false,
     pool: { min: 0, max: 10 },
-    // A request waits at most this long for a connection (pool exhausted, database hung), then
-    // fails as "database unavailable" (503 with Retry-After, core/db/errors.ts) instead of hanging.
-    driverOptions: { connectionTimeoutMillis: 5_000 },
+    // connectionTimeoutMillis: a request waits at most this long for a connection (pool exhausted,
+    // database hung), then fails as "database unavailable" (503 with Retry-After,
+    // core/db/errors.ts) instead of hanging.
+    // plan_cache_mode: the hot reads run as named statements (core/db/sql.ts) whose generic plan
+    // walks the same indexes as a custom one, but PostgreSQL's estimate kept choosing custom
+    // plans and re-planned (~10 ms) a 2 ms read on every call. Unnamed statements (the ORM's,
+    // every write) are planned once per call whatever this says.
+    driverOptions: { connectionTimeoutMillis: 5_000, options: '-c plan_cache_mode=force_generic_plan' },
   });
 }
 
