@@ -91,8 +91,9 @@ export async function seed(em: EntityManager, counters: CounterService, opts: Se
           `insert into project_member (id, organization_id, project_id, organization_user_id)
            select gen_random_uuid(), p.organization_id, p.id, x.ous[1 + (p.n + ?) % array_length(x.ous, 1)]
              from (select id, organization_id, row_number() over () as n from project where description = 'Seeded') p
-             join lateral (select array_agg(ou.id order by ou.id) ous from organization_user ou join app_user u on u.id = ou.user_id
-                            where ou.organization_id = p.organization_id and u.email like 'u%@bench.test') x on true
+             join (select ou.organization_id, array_agg(ou.id order by ou.id) as ous from organization_user ou
+                     join app_user u on u.id = ou.user_id where u.email like 'u%@bench.test' group by 1) x
+               on x.organization_id = p.organization_id
            on conflict do nothing`, [r * 7]);
       }
     });

@@ -196,10 +196,11 @@ const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p) &
  * Starts the postmaster on `port` and resolves once it accepts connections. It runs in its own
  * process group (a Ctrl-C meant for the server must not stop the database under requests still
  * running) and, through `setpriv --pdeathsig`, gets SIGINT (fast shutdown) should this process
- * die without stopping it: no orphaned cluster, even after kill -9.
+ * die without stopping it: no orphaned cluster, even after kill -9. `settings` are extra
+ * `name=value` server settings (the test runner turns durability off).
  */
-export async function startCluster(bin: Binaries, dir: string, port: number, account: Account | undefined): Promise<ClusterProcess> {
-  const pgArgs = ['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'lc_messages=C'];
+export async function startCluster(bin: Binaries, dir: string, port: number, account: Account | undefined, settings: string[] = []): Promise<ClusterProcess> {
+  const pgArgs = ['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'lc_messages=C', ...settings.flatMap((x) => ['-c', x])];
   let child: ChildProcess;
   if (setpriv) {
     const ids = account ? [`--reuid=${account.uid}`, `--regid=${account.gid}`, '--clear-groups'] : [];

@@ -1,4 +1,4 @@
-// One throw-away PostgreSQL database per test: tests can run in parallel (tap runs two
+// One throw-away PostgreSQL database per test: tests can run in parallel (tap runs several
 // files at once) without seeing each other's rows or migrations.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';

