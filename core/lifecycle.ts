@@ -5,6 +5,7 @@ import { p } from '@mikro-orm/core';
 import { IdParams, StringEnum, Timestamp, Uuid } from './schemas.ts';
 import { isoDate, raw, type Sql } from './db/sql.ts';
 import { withArticle } from './text.ts';
+import { creationTime } from './db/timestamps.ts';
 
 /**
  * The lifecycle shared by projects, studies and assays (spec, "States"): provisioning moves a
@@ -134,8 +135,8 @@ export function lifecycleEntityProperties() {
     status: p.string(),
     archived: p.boolean(),
     createdById: p.uuid(),
-    createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    createdAt: p.datetime().onCreate(creationTime),
+    updatedAt: p.datetime().onCreate(creationTime).onUpdate(() => new Date()),
     version: p.integer().version(),
   };
 }

@@ -41,3 +41,4 @@ export { StepFailedError, retryInitializationWrite, STEP_STATUSES, type Provisio
 export { splitSecretFields, publicFields, type SecretBox } from './secrets.ts';
 export { storageRootProblem } from './storage-roots.ts';
 export { registerLifecycleRecord, registerRecordKind, type LifecycleRecordOptions, type LifecycleRecordService, type RecordKindOptions, type RecordPlace } from './records.ts';
+export { creationTime } from './db/timestamps.ts';

@@ -1,4 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/core';
+import { creationTime } from '../db/timestamps.ts';
 
 /**
  * Kernel-owned tables: the tenant, its people, their keys, teams and project access.
@@ -11,7 +12,7 @@ export const Organization = defineEntity({
   properties: {
     id: p.uuid().primary(),
     name: p.string(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: p.datetime().onCreate(creationTime),
   },
 });
 
@@ -22,7 +23,7 @@ export const User = defineEntity({
     id: p.uuid().primary(),
     email: p.string(),
     displayName: p.string(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: p.datetime().onCreate(creationTime),
   },
 });
 
@@ -35,7 +36,7 @@ export const OrganizationUser = defineEntity({
     userId: p.uuid(),
     roles: p.array().$type<string[]>(),
     status: p.string(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: p.datetime().onCreate(creationTime),
     version: p.integer().version(),
   },
 });
@@ -50,7 +51,7 @@ export const ApiKey = defineEntity({
     userId: p.uuid(),
     organizationId: p.uuid(),
     organizationUserId: p.uuid(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: p.datetime().onCreate(creationTime),
     expiresAt: p.datetime(),
     revokedAt: p.datetime().nullable(),
     lastUsedAt: p.datetime().nullable(),
@@ -66,8 +67,8 @@ export const Team = defineEntity({
     name: p.string(),
     description: p.string().nullable(),
     active: p.boolean(),
-    createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    createdAt: p.datetime().onCreate(creationTime),
+    updatedAt: p.datetime().onCreate(creationTime).onUpdate(() => new Date()),
     version: p.integer().version(),
   },
 });
@@ -91,7 +92,7 @@ export const ProjectMember = defineEntity({
     projectId: p.uuid(),
     organizationUserId: p.uuid().nullable(),
     teamId: p.uuid().nullable(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: p.datetime().onCreate(creationTime),
   },
 });
 

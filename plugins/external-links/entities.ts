@@ -1,4 +1,5 @@
 import { defineEntity, p } from '../../core/public.ts';
+import { creationTime } from '../../core/public.ts';
 
 export const ExternalLink = defineEntity({
   name: 'ExternalLink',
@@ -11,8 +12,8 @@ export const ExternalLink = defineEntity({
     label: p.string(),
     url: p.string(),
     createdById: p.uuid(),
-    createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    createdAt: p.datetime().onCreate(creationTime),
+    updatedAt: p.datetime().onCreate(creationTime).onUpdate(() => new Date()),
     version: p.integer().version(),
   },
 });

@@ -1,4 +1,5 @@
 import { defineEntity, p } from '../../core/public.ts';
+import { creationTime } from '../../core/public.ts';
 
 export const Keyword = defineEntity({
   name: 'Keyword',
@@ -8,6 +9,6 @@ export const Keyword = defineEntity({
     organizationId: p.uuid(),
     value: p.string(),
     createdById: p.uuid(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: p.datetime().onCreate(creationTime),
   },
 });

@@ -1,4 +1,5 @@
 import { defineEntity, p } from '../../core/public.ts';
+import { creationTime } from '../../core/public.ts';
 
 export const StudyCollection = defineEntity({
   name: 'StudyCollection',
@@ -10,8 +11,8 @@ export const StudyCollection = defineEntity({
     description: p.string().nullable(),
     visibility: p.string(),
     createdById: p.uuid(),
-    createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    createdAt: p.datetime().onCreate(creationTime),
+    updatedAt: p.datetime().onCreate(creationTime).onUpdate(() => new Date()),
     version: p.integer().version(),
   },
 });
@@ -25,6 +26,6 @@ export const StudyCollectionStudy = defineEntity({
     studyId: p.uuid().primary(),
     organizationId: p.uuid(),
     addedById: p.uuid(),
-    addedAt: p.datetime().onCreate(() => new Date()),
+    addedAt: p.datetime().onCreate(creationTime),
   },
 });

@@ -1,4 +1,5 @@
 import { defineEntity, p } from '../../core/public.ts';
+import { creationTime } from '../../core/public.ts';
 
 /** One direction of a relationship; every row has its inverse row on the target study. */
 export const StudyRelationship = defineEntity({
@@ -11,6 +12,6 @@ export const StudyRelationship = defineEntity({
     targetStudyId: p.uuid(),
     type: p.string(),
     createdById: p.uuid(),
-    createdAt: p.datetime().onCreate(() => new Date()),
+    createdAt: p.datetime().onCreate(creationTime),
   },
 });

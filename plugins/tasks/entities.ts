@@ -1,4 +1,5 @@
 import { defineEntity, p } from '../../core/public.ts';
+import { creationTime } from '../../core/public.ts';
 
 export const Task = defineEntity({
   name: 'Task',
@@ -16,8 +17,8 @@ export const Task = defineEntity({
     completedAt: p.datetime().nullable(),
     completedById: p.uuid().nullable(),
     createdById: p.uuid(),
-    createdAt: p.datetime().onCreate(() => new Date()),
-    updatedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
+    createdAt: p.datetime().onCreate(creationTime),
+    updatedAt: p.datetime().onCreate(creationTime).onUpdate(() => new Date()),
     version: p.integer().version(),
   },
 });
