@@ -1,18 +1,10 @@
 // Issue 12, points 3 and 4: WWW-Authenticate, X-Request-Id, Location, ETag/If-None-Match/If-Match.
 import t, { type Test } from 'tap';
-import { Writable } from 'node:stream';
-import pino from 'pino';
-import type { FastifyBaseLogger } from 'fastify';
+import { captureLogs } from '../support/logs.ts';
 import { startTestServer, type Response } from '../support/server.ts';
 
-const lines: Record<string, unknown>[] = [];
-const sink = new Writable({
-  write(chunk, _enc, done) {
-    for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-    done();
-  },
-});
-const logger = pino({ level: 'info' }, sink) as unknown as FastifyBaseLogger;
+// The app's JSON log lines, parsed.
+const { logger, lines } = captureLogs();
 
 const server = await startTestServer(t, { logger });
 const org = await server.organization();

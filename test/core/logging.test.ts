@@ -1,18 +1,9 @@
 import t from 'tap';
-import { Writable } from 'node:stream';
-import pino from 'pino';
-import type { FastifyBaseLogger } from 'fastify';
+import { captureLogs } from '../support/logs.ts';
 import { startTestServer } from '../support/server.ts';
 
-// Captures the app's JSON log lines.
-const lines: Record<string, unknown>[] = [];
-const sink = new Writable({
-  write(chunk, _enc, done) {
-    for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-    done();
-  },
-});
-const logger = pino({ level: 'info' }, sink) as unknown as FastifyBaseLogger;
+// The app's JSON log lines, parsed.
+const { logger, lines } = captureLogs();
 
 const server = await startTestServer(t, { logger });
 const org = await server.organization();

@@ -4,24 +4,16 @@
 import https from 'node:https';
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import t from 'tap';
-import pino from 'pino';
-import type { FastifyBaseLogger } from 'fastify';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { captureLogs } from '../support/logs.ts';
 import { startTestServer } from '../support/server.ts';
 import { callTool, connectMcp } from '../support/mcp.ts';
 import { loadConfig } from '../../core/config.ts';
 import { mcpAllowedHosts } from '../../core/mcp/route.ts';
 
-const lines: Record<string, unknown>[] = [];
-const sink = new Writable({
-  write(chunk, _enc, done) {
-    for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-    done();
-  },
-});
-const logger = pino({ level: 'info' }, sink) as unknown as FastifyBaseLogger;
+// The app's JSON log lines, parsed.
+const { logger, lines } = captureLogs();
 
 const server = await startTestServer(t, {
   logger,
