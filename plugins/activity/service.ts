@@ -119,7 +119,7 @@ export async function listActivity(ctx: OperationContext, filter: FeedFilter, pa
     scope = visible(ctx);
     total = actor.isAdmin
       ? classTotal(actor.organizationId, 'activity', { categories: cats })
-      : sql`(${visibleChildTotal(services, actor, 'activity', cats)}
+      : sql`(${visibleChildTotal(actor, 'activity', cats)}
           + ${classTotal(actor.organizationId, 'activity', { classes: ['NONE'], categories: cats, actorId: actor.organizationUserId })})`;
   }
   if (cats) scope = sql`${scope} and a.category in (${cats})`;

@@ -98,7 +98,7 @@ export class AssayService {
     const access = assayAccess(ctx.services, ctx.actor, 'a');
     const byStudy = studyId ? sql` and a.study_id = ${studyId}` : raw('');
     const from = sql`from assay a ${access.join} where ${access.visible}${byStudy}`;
-    const count = studyId ? recordTotal(sql`${studyId}`, 'assay') : visibleChildTotal(ctx.services, ctx.actor, 'assay');
+    const count = studyId ? recordTotal(sql`${studyId}`, 'assay') : visibleChildTotal(ctx.actor, 'assay');
     const { rows, total } = await fetchPage<AssayShape & { projectId: string }>(ctx.em, { columns: this.#columns, from, total: count }, page);
     return { items: await this.extensions.decorate(ctx.em, rows.map((r) => toDto(r, r.projectId)), rows), total };
   }

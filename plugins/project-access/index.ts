@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import {
+  writeTransaction,
   defineRead,
   definePlugin,
   defineWrite,
@@ -80,7 +81,7 @@ async function grantee(ctx: OperationContext, body: Static<typeof GrantBody>): P
 }
 
 async function grant(ctx: OperationContext, projectId: string, body: Static<typeof GrantBody>): Promise<GrantDto> {
-  return ctx.em.transactional(async (em) => {
+  return writeTransaction(ctx.em, async (em) => {
     const tx = { ...ctx, em };
     ctx.services.permissions.assertContributor(await projectAccess(tx, projectId));
     await lockProjectGrants(tx, projectId);
@@ -96,7 +97,7 @@ async function grant(ctx: OperationContext, projectId: string, body: Static<type
 }
 
 async function revoke(ctx: OperationContext, projectId: string, grantId: string): Promise<void> {
-  await ctx.em.transactional(async (em) => {
+  await writeTransaction(ctx.em, async (em) => {
     const tx = { ...ctx, em };
     ctx.services.permissions.assertContributor(await projectAccess(tx, projectId));
     await lockProjectGrants(tx, projectId);

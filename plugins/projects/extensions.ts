@@ -70,7 +70,7 @@ export function privateGrantTotal(actor: Actor, kind: string, categories?: reado
 }
 
 /** SQL expression: the exact number of projects the actor may view (maintained counters, O(1 + teams)). */
-export function visibleProjectTotal(services: KernelServices, actor: Actor): Sql {
+export function visibleProjectTotal(actor: Actor): Sql {
   return visibleTotal(actor, 'project', privateGrantTotal(actor, 'project'));
 }
 
@@ -78,7 +78,7 @@ export function visibleProjectTotal(services: KernelServices, actor: Actor): Sql
  * SQL expression: the exact number of `kind` rows (`study`, `assay`, `activity`) in the
  * projects the actor may view; `categories` narrows activity.
  */
-export function visibleChildTotal(services: KernelServices, actor: Actor, kind: string, categories?: readonly string[]): Sql {
+export function visibleChildTotal(actor: Actor, kind: string, categories?: readonly string[]): Sql {
   return visibleTotal(actor, kind, privateGrantTotal(actor, kind, categories), categories);
 }
 

@@ -64,7 +64,7 @@ export class ProjectService {
 
   async list(ctx: OperationContext, page: PageRequest) {
     const from = sql`from project p where ${projectVisibleTo(ctx.services, ctx.actor, 'p')}`;
-    const total = visibleProjectTotal(ctx.services, ctx.actor);
+    const total = visibleProjectTotal(ctx.actor);
     const { rows, total: n } = await fetchPage<ProjectShape>(ctx.em, { columns: this.#columns, from, total }, page);
     return { items: await this.extensions.decorate(ctx.em, rows.map(toDto), rows), total: n };
   }

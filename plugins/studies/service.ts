@@ -76,7 +76,7 @@ export class StudyService {
     const access = studyAccess(ctx.services, ctx.actor, 's');
     const byProject = projectId ? sql` and s.project_id = ${projectId}` : raw('');
     const from = sql`from study s ${access.join} where ${access.visible}${byProject}`;
-    const count = projectId ? recordTotal(sql`${projectId}`, 'study') : visibleChildTotal(ctx.services, ctx.actor, 'study');
+    const count = projectId ? recordTotal(sql`${projectId}`, 'study') : visibleChildTotal(ctx.actor, 'study');
     const { rows, total } = await fetchPage<StudyShape>(ctx.em, { columns: this.#columns, from, total: count }, page);
     return { items: await this.extensions.decorate(ctx.em, rows.map(toDto), rows), total };
   }
