@@ -28,10 +28,10 @@ import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig } from '../core/config.ts';
 import { createOrm, migrate } from '../core/db/orm.ts';
-import { startEmbeddedDatabase } from '../core/db/embedded.ts';
+import { startEmbeddedDatabase } from '../app/db/embedded.ts';
 import { assembleKernel } from '../core/kernel/kernel.ts';
-import { loadPlugins } from '../core/kernel/loader.ts';
-import { generateSelfSignedCertificate } from '../core/http/tls.ts';
+import { loadDeploymentPlugins as loadPlugins } from '../app/plugins.ts';
+import { generateSelfSignedCertificate } from '../app/tls.ts';
 import { seed } from './seed.ts';
 
 const env = process.env;

@@ -11,7 +11,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { CounterService } from '../core/counters/index.ts';
-import { addMembership, createOrganization, createUser, issueKey } from '../core/cli/admin.ts';
+import { addMembership, createOrganization, createUser, issueKey } from '../app/cli/admin.ts';
 
 export interface SeedOptions {
   projects: number;

@@ -6,7 +6,7 @@ import module from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
-const main = fileURLToPath(new URL('../core/cli/main.ts', import.meta.url));
+const main = fileURLToPath(new URL('../app/cli/main.ts', import.meta.url));
 if (major < 22 || (major === 22 && minor < 17)) {
   process.stderr.write(`labdata: Node.js >= 22.17 is required (this is ${process.version})\n`);
   process.exit(2);

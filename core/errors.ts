@@ -61,3 +61,6 @@ export class ConflictError extends HttpError {
 
 /** 409 for a stale optimistic-lock `version` (412 instead when the caller sent `If-Match`). */
 export class VersionConflictError extends ConflictError {}
+
+/** An operator mistake in a bootstrap file or an admin command: the CLI prints its message as the one-line reason. */
+export class BootstrapError extends Error {}

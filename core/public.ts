@@ -3,14 +3,13 @@
  * kernel. Third parties import it as `labdata/plugin-api`.
  */
 export { definePlugin, type PluginDefinition, type SetupContext, type RegisterContext, type BootstrapContext, type BootstrapSection } from './kernel/plugin.ts';
-export { AdminError as BootstrapError } from './cli/admin.ts';
 export { createExtensionPoint, type ExtensionPoint } from './kernel/extension-points.ts';
 export { defineRead, defineWrite, withStatus, StatusResult, type OperationContext, type ReadDefinition, type WriteDefinition, type PageResult } from './kernel/operations.ts';
 export { RecordExtensions, type RecordField, type RecordOutput, type RecordHook, type DeleteHook } from './kernel/record-extensions.ts';
 export type { KernelServices } from './kernel/services.ts';
 export type { Actor } from './auth/api-keys.ts';
 export { ADMIN_ROLE } from './auth/api-keys.ts';
-export { HttpError, ValidationError, BadRequestError, ForbiddenError, NotFoundError, ConflictError, type FieldError } from './errors.ts';
+export { HttpError, BootstrapError, ValidationError, BadRequestError, ForbiddenError, NotFoundError, ConflictError, type FieldError } from './errors.ts';
 export { sql, raw, join, query, queryOne, isoDate, Sql } from './db/sql.ts';
 export type { MigrationDefinition } from './db/orm.ts';
 export { writeTransaction, RestartTransaction } from './db/transaction.ts';
@@ -35,7 +34,8 @@ export { OrganizationUserSchema, organizationUserColumns, toOrganizationUserDto,
 export { parentParam, parentParams, parentOf, contributableParentOf, attachedTo, attachedVisible, cascadeWithParents, parentType, parentProperties, attachedColumns, attachedDto, type AttachedRow } from './attachments.ts';
 export { askVendor, vendorStep, vendorEndpoint, vendorUrlProblem, linkExisting, verifyExisting, VendorClient, VendorError, type OutboundPolicy, type VendorClientOptions, type VendorRequest,
   type VendorResponse, type VendorIntegration, type VendorEndpoint, type ExistingLink } from './vendor-http.ts';
-export type { JobContext, JobDefinition, EnqueueOptions, JobQueue } from './jobs/index.ts';
+export type { JobDefinition, EnqueueOptions, JobQueue } from './jobs/index.ts';
+export type { JobContext } from './kernel/services.ts';
 export { StepFailedError, retryInitializationWrite, STEP_STATUSES, type ProvisioningService, type ProvisioningStep, type StepContext, type StepExecutor,
   type StepResult, type StepStatus, type ExecutorOptions, type ProvisionedKind, type RecordScope, type AddStepInput } from './provisioning/index.ts';
 export { splitSecretFields, publicFields, type SecretBox } from './secrets.ts';

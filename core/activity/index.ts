@@ -3,7 +3,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../auth/api-keys.ts';
 import { Activity } from '../entities/index.ts';
 import { raw, sql, type Sql } from '../db/sql.ts';
-import type { OperationContext } from '../kernel/operations.ts';
 
 export const ACTIVITY_CATEGORIES = ['RESEARCH', 'GOVERNANCE', 'ADMINISTRATIVE'] as const;
 export type ActivityCategory = (typeof ACTIVITY_CATEGORIES)[number];
@@ -19,13 +18,15 @@ export interface ActivityInput {
 }
 
 /** SQL condition: the caller may view the record of this kind whose id is `id` (tenant scope included). */
-export type ReferenceCheck = (ctx: OperationContext, id: Sql) => Sql;
+export type ReferenceCheck<C> = (ctx: C, id: Sql) => Sql;
 
 /**
  * Records activity. Call it with the EntityManager of the change's own transaction: the record
- * is flushed with the change, so there is never one without the other.
+ * is flushed with the change, so there is never one without the other. `C` is the operation
+ * context (OperationContext): a parameter, so that this module does not import the kernel
+ * services that hold it (no import circle).
  */
-export class ActivityService {
+export class ActivityService<C extends { actor: Actor } = { actor: Actor }> {
   #categories = new Map<string, { category: ActivityCategory; plugin: string }>();
 
   /** Plugins declare their event types (and categories) at start-up. */
@@ -37,10 +38,10 @@ export class ActivityService {
     }
   }
 
-  #references = new Map<string, { plugin: string; check: ReferenceCheck }>();
+  #references = new Map<string, { plugin: string; check: ReferenceCheck<C> }>();
 
   /** Plugins say how to decide whether a caller may view a record of theirs an entry names. */
-  reference(plugin: string, kind: string, check: ReferenceCheck): void {
+  reference(plugin: string, kind: string, check: ReferenceCheck<C>): void {
     const existing = this.#references.get(kind);
     if (existing) throw new Error(`activity reference kind ${kind} is declared by both ${existing.plugin} and ${plugin}`);
     this.#references.set(kind, { plugin, check });
@@ -50,7 +51,7 @@ export class ActivityService {
    * SQL condition on activity aliased `alias`: every further record it names is one the actor
    * may view now. A kind no loaded plugin declares is never shown to non-admins.
    */
-  referencesVisible(ctx: OperationContext, alias: string): Sql {
+  referencesVisible(ctx: C, alias: string): Sql {
     if (ctx.actor.isAdmin) return raw('true');
     const a = raw(alias);
     const checks = [...this.#references].map(([kind, r]) => sql` or (${a}.ref_kind = ${kind} and ${r.check(ctx, sql`${a}.ref_id`)})`);

@@ -1,11 +1,10 @@
 import crypto from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { OptimisticLockError } from '@mikro-orm/core';
 import type { TObject } from '@sinclair/typebox';
 import type { ReadDefinition } from '../kernel/operations.ts';
 import type { KernelServices } from '../kernel/services.ts';
 import type { Orm } from '../db/orm.ts';
-import { HttpError, VersionConflictError } from '../errors.ts';
+import { PreconditionFailedError } from './precondition.ts';
 import { executeRead, operationContext, readResponseSchema } from './operations.ts';
 
 /**
@@ -17,11 +16,6 @@ export function entityTag(representation: string): string {
   return `"${crypto.hash('sha1', representation, 'base64url')}"`;
 }
 
-export class PreconditionFailedError extends HttpError {
-  constructor() {
-    super(412, 'The record has changed since the entity tag in If-Match was read; reload it and try again');
-  }
-}
 
 interface Tags {
   any: boolean;
@@ -84,9 +78,4 @@ export function ifMatchGuard(read: ReadDefinition, names: string[], versioned: b
     const version = (current as { version?: unknown }).version;
     if (versioned && body && typeof body === 'object' && body.version === undefined && typeof version === 'number') body.version = version;
   };
-}
-
-/** A lost update under If-Match is a failed precondition (412), not the 409 it is otherwise. */
-export function preconditionFailure(error: unknown, request: FastifyRequest): boolean {
-  return request.headers['if-match'] !== undefined && (error instanceof VersionConflictError || error instanceof OptimisticLockError);
 }

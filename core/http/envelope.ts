@@ -3,7 +3,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError, ValidationError, type FieldError } from '../errors.ts';
 import { databaseFailure } from '../db/errors.ts';
 import { unauthorized } from './auth.ts';
-import { PreconditionFailedError, preconditionFailure } from './conditional.ts';
+import { PreconditionFailedError, preconditionFailure } from './precondition.ts';
 
 /** The spec's error envelope. 401 and 403 never carry one (empty body). */
 export interface ErrorEnvelope {

@@ -26,13 +26,16 @@ import { fromKysely, PgBoss, type Db as IDatabase, type JobWithMetadata, type Ky
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Orm } from '../db/orm.ts';
-import type { KernelServices } from '../kernel/services.ts';
 import { Limiter } from './limiter.ts';
 
-/** What a job handler gets: its own EntityManager (no request, no transaction), services, log. */
-export interface JobContext {
+/**
+ * What a job handler gets: its own EntityManager (no request, no transaction), services, log.
+ * `S` is the kernel services (KernelServices): a parameter, so that the queue does not import
+ * the services that hold it (no import circle).
+ */
+export interface JobContext<S = unknown> {
   em: EntityManager;
-  services: KernelServices;
+  services: S;
   log: FastifyBaseLogger;
   jobId: string;
   /** 1 on the first run, 2 on the first retry, ... */
@@ -41,10 +44,10 @@ export interface JobContext {
   signal: AbortSignal;
 }
 
-export interface JobDefinition<P extends object = any> {
+export interface JobDefinition<P extends object = any, S = unknown> {
   /** Queue name: letters, digits, `_ . - /` (e.g. `provisioning.storage.create-folder`). */
   name: string;
-  handler(ctx: JobContext, payload: P): Promise<void>;
+  handler(ctx: JobContext<S>, payload: P): Promise<void>;
   /** Retries after the first run (default 5). */
   retryLimit?: number;
   /** Delay before the first retry, seconds (default 2); doubled for each retry with `retryBackoff`. */
@@ -56,7 +59,7 @@ export interface JobDefinition<P extends object = any> {
   /** Concurrency group for `jobs.limit` (default: the defining plugin, i.e. its vendor). */
   group?: string;
   /** Runs once when retries are exhausted (including a last run that never finished). */
-  onFailed?(ctx: JobContext, payload: P, reason: string): Promise<void>;
+  onFailed?(ctx: JobContext<S>, payload: P, reason: string): Promise<void>;
 }
 
 export interface EnqueueOptions {
@@ -65,10 +68,10 @@ export interface EnqueueOptions {
 }
 
 /** Tuning for the runtime; tests make everything fast. */
-export interface JobQueueOptions {
+export interface JobQueueOptions<S = unknown> {
   url: string;
   orm: Orm;
-  services: KernelServices;
+  services: S;
   log: FastifyBaseLogger;
   /** Run workers in this process (server, tests with jobs). */
   workers?: boolean;
@@ -98,10 +101,10 @@ const SIBLING_POLLING_SECONDS = 30;
 const FAILED_SUFFIX = '.failed';
 const SCHEMA = 'pgboss';
 
-export class JobQueue {
-  #definitions = new Map<string, JobDefinition & { plugin: string }>();
+export class JobQueue<S = unknown> {
+  #definitions = new Map<string, JobDefinition<any, S> & { plugin: string }>();
   #boss: PgBoss | undefined;
-  #options: JobQueueOptions | undefined;
+  #options: JobQueueOptions<S> | undefined;
   #workersRunning = false;
   #active = new Set<Promise<unknown>>();
   #groupLimits = new Map<string, number>();
@@ -109,11 +112,11 @@ export class JobQueue {
   #groupLimiters = new Map<string, Limiter>();
 
   /** Called in a plugin's `setup`. */
-  define<P extends object>(plugin: string, def: JobDefinition<P>): void {
+  define<P extends object>(plugin: string, def: JobDefinition<P, S>): void {
     if (!/^[\w.\-/]+$/.test(def.name) || def.name.endsWith(FAILED_SUFFIX)) throw new Error(`invalid job name "${def.name}"`);
     const existing = this.#definitions.get(def.name);
     if (existing) throw new Error(`job ${def.name} is defined by both ${existing.plugin} and ${plugin}`);
-    this.#definitions.set(def.name, { ...def, plugin } as JobDefinition & { plugin: string });
+    this.#definitions.set(def.name, { ...def, plugin } as JobDefinition<any, S> & { plugin: string });
   }
 
   /**
@@ -155,7 +158,7 @@ export class JobQueue {
    * Attaches pg-boss: installs or migrates its schema (`pgboss`), creates the queues, and starts
    * workers when asked. Idempotent per instance.
    */
-  async start(options: JobQueueOptions): Promise<void> {
+  async start(options: JobQueueOptions<S>): Promise<void> {
     if (this.#boss) {
       if (!options.workers || this.#workersRunning) return;
       // Queue-only until now: restart with workers and supervision.
@@ -231,7 +234,7 @@ export class JobQueue {
     return group.run(() => this.#limiter.run(fn));
   }
 
-  #group(def: JobDefinition & { plugin?: string }): string {
+  #group(def: JobDefinition<any, S> & { plugin?: string }): string {
     return def.group ?? def.plugin ?? def.name;
   }
 
@@ -289,7 +292,7 @@ export class JobQueue {
     return this.#boss;
   }
 
-  #retryOptions(def: JobDefinition) {
+  #retryOptions(def: JobDefinition<any, S>) {
     const scale = this.#options?.retryDelayScale ?? 1;
     const retryDelay = Math.round((def.retryDelaySeconds ?? 2) * scale);
     return {
@@ -302,7 +305,7 @@ export class JobQueue {
     };
   }
 
-  #context(job: JobWithMetadata<object>): JobContext {
+  #context(job: JobWithMetadata<object>): JobContext<S> {
     const options = this.#options!;
     return {
       em: options.orm.em.fork(),
@@ -314,7 +317,7 @@ export class JobQueue {
     };
   }
 
-  async #run(def: JobDefinition, job: JobWithMetadata<object>): Promise<void> {
+  async #run(def: JobDefinition<any, S>, job: JobWithMetadata<object>): Promise<void> {
     const ctx = this.#context(job);
     try {
       await def.handler(ctx, job.data);
@@ -325,7 +328,7 @@ export class JobQueue {
   }
 
   /** The dead-letter copy of a job whose retries are exhausted: tell its definition, once. */
-  async #runFailed(def: JobDefinition, job: JobWithMetadata<object>): Promise<void> {
+  async #runFailed(def: JobDefinition<any, S>, job: JobWithMetadata<object>): Promise<void> {
     if (!def.onFailed) return;
     const source = (job as unknown as { sourceOutput?: unknown }).sourceOutput;
     await def.onFailed(this.#context(job), job.data, failureReason(source));

@@ -13,10 +13,10 @@ import { kernelMigrations } from '../entities/migrations.ts';
 import { idempotencyMigrations } from '../http/idempotency.ts';
 import type { MigrationDefinition } from '../db/orm.ts';
 import { ExtensionRegistry } from './extension-points.ts';
-import { loadPlugins, PluginLoadError } from './loader.ts';
+import { PluginLoadError } from './loader.ts';
 import type { ReadDefinition, WriteDefinition } from './operations.ts';
 import type { PluginDefinition } from './plugin.ts';
-import type { KernelServices } from './services.ts';
+import type { KernelServices, OperationContext } from './services.ts';
 
 /** The assembled deployment: kernel services plus everything the enabled plugins declared. */
 export interface Kernel {
@@ -34,8 +34,8 @@ export interface Kernel {
  * operations. Nothing touches Fastify or the database here.
  */
 export function assembleKernel(config: Config, plugins: PluginDefinition[], log: FastifyBaseLogger): Kernel {
-  const activity = new ActivityService();
-  const jobs = new JobQueue();
+  const activity = new ActivityService<OperationContext>();
+  const jobs = new JobQueue<KernelServices>();
   const services: KernelServices = {
     config,
     permissions: new PermissionService(),
@@ -83,8 +83,4 @@ export function assembleKernel(config: Config, plugins: PluginDefinition[], log:
     }, states.get(plugin));
   }
   return { plugins, services, entities, migrations, reads, writes };
-}
-
-export async function createKernel(config: Config, log: FastifyBaseLogger): Promise<Kernel> {
-  return assembleKernel(config, await loadPlugins(config.plugins), log);
 }

@@ -1,7 +1,6 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { builtInPlugins } from '../../config/plugins.ts';
 import type { PluginDefinition } from './plugin.ts';
 
 /** A start-up problem with the plugin list; its message is the one line the operator sees. */
@@ -30,8 +29,11 @@ function localModule(spec: string): string | undefined {
   return pathToFileURL(index).href;
 }
 
-async function importPlugin(spec: string): Promise<PluginDefinition> {
-  const target = (Object.hasOwn(builtInPlugins, spec) ? builtInPlugins[spec] : undefined) ?? localModule(spec) ?? spec;
+/** Plugin name to module specifier: the deployment's built-in plugins, handed in by the entry point (config/plugins.ts). */
+export type PluginCatalog = Readonly<Record<string, string>>;
+
+async function importPlugin(spec: string, builtIns: PluginCatalog): Promise<PluginDefinition> {
+  const target = (Object.hasOwn(builtIns, spec) ? builtIns[spec] : undefined) ?? localModule(spec) ?? spec;
   let mod: Record<string, unknown>;
   try {
     mod = await import(target);
@@ -72,9 +74,12 @@ export function orderPlugins(plugins: PluginDefinition[]): PluginDefinition[] {
   return ordered;
 }
 
-/** Loads the deployment's plugin list (names of built-ins or module specifiers), ordered. */
-export async function loadPlugins(specs: string[] | undefined): Promise<PluginDefinition[]> {
-  const list = specs ?? Object.keys(builtInPlugins);
-  const loaded = await Promise.all(list.map((spec) => importPlugin(spec)));
+/**
+ * Loads a plugin list (names of built-ins or module specifiers), ordered; no list means every
+ * built-in. The kernel knows no plugin: the built-ins come from the caller.
+ */
+export async function loadPlugins(specs: string[] | undefined, builtIns: PluginCatalog): Promise<PluginDefinition[]> {
+  const list = specs ?? Object.keys(builtIns);
+  const loaded = await Promise.all(list.map((spec) => importPlugin(spec, builtIns)));
   return orderPlugins(loaded);
 }

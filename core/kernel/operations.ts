@@ -1,18 +1,8 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import type { FastifyBaseLogger } from 'fastify';
-import type { Actor } from '../auth/api-keys.ts';
-import type { KernelServices } from './services.ts';
+import type { OperationContext } from './services.ts';
 import type { PageRequest, SortSpec } from '../pagination/index.ts';
 
-/** What every handler receives: the caller and its own EntityManager fork. */
-export interface OperationContext {
-  actor: Actor;
-  em: EntityManager;
-  services: KernelServices;
-  /** The request's logger (carries the request id and key id). */
-  log: FastifyBaseLogger;
-}
+export type { OperationContext };
 
 export interface PageResult<T> {
   items: T[];

@@ -1,8 +1,11 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Actor } from '../auth/api-keys.ts';
 import type { Config } from '../config.ts';
 import type { ActivityService } from '../activity/index.ts';
 import type { PermissionService } from '../permissions/index.ts';
 import type { ParentRegistry } from '../parents.ts';
-import type { JobQueue } from '../jobs/index.ts';
+import type { JobContext as JobContextOf, JobQueue } from '../jobs/index.ts';
 import type { ProvisioningService } from '../provisioning/index.ts';
 import type { SecretBox } from '../secrets.ts';
 import type { CounterService } from '../counters/index.ts';
@@ -11,11 +14,11 @@ import type { CounterService } from '../counters/index.ts';
 export interface KernelServices {
   config: Config;
   permissions: PermissionService;
-  activity: ActivityService;
+  activity: ActivityService<OperationContext>;
   /** Record kinds other records attach to (projects, studies, assays), registered by their plugins. */
   parents: ParentRegistry;
   /** The durable job queue (pg-boss): define jobs in setup, enqueue inside write transactions. */
-  jobs: JobQueue;
+  jobs: JobQueue<KernelServices>;
   /** External work after a record is created, with record status INITIALIZING → ACTIVE / INITIALIZATION_FAILED. */
   provisioning: ProvisioningService;
   /** Seals and opens stored credentials (AES-256-GCM, LABDATA_SECRET_KEY). */
@@ -23,3 +26,18 @@ export interface KernelServices {
   /** Exact page totals kept by triggers; plugins register their part of `labdata recount`. */
   counters: CounterService;
 }
+
+/**
+ * What every handler receives: the caller and its own EntityManager fork. Here, beside the
+ * services it carries, so that the services' own types (activity, jobs) need not import it.
+ */
+export interface OperationContext {
+  actor: Actor;
+  em: EntityManager;
+  services: KernelServices;
+  /** The request's logger (carries the request id and key id). */
+  log: FastifyBaseLogger;
+}
+
+/** What a job handler receives, with the kernel services. */
+export type JobContext = JobContextOf<KernelServices>;

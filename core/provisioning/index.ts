@@ -36,10 +36,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EntitySchema } from '@mikro-orm/core';
 import type { TSchema, Static } from '@sinclair/typebox';
 import type { Actor } from '../auth/api-keys.ts';
-import type { ActivityService } from '../activity/index.ts';
 import { query, queryOne, raw, sql } from '../db/sql.ts';
 import { BadRequestError } from '../errors.ts';
-import type { JobContext, JobQueue } from '../jobs/index.ts';
+import type { JobContext, KernelServices } from '../kernel/services.ts';
 import { defineWrite, type OperationContext } from '../kernel/operations.ts';
 import { IdParams } from '../schemas.ts';
 import { withArticle } from '../text.ts';
@@ -132,12 +131,12 @@ const stepColumns = raw(`s.id, s.record_kind as kind, s.record_id as "recordId",
   s.payload, s.result, s.status, s.attempts, s.last_error as "lastError", s.created_by_id as "createdById", s.user_id as "userId"`);
 
 export class ProvisioningService {
-  #jobs: JobQueue;
-  #activity: ActivityService;
+  #jobs: KernelServices['jobs'];
+  #activity: KernelServices['activity'];
   #kinds = new Map<string, ProvisionedKind & { plugin: string }>();
   #executors = new Map<string, StepExecutor>();
 
-  constructor(jobs: JobQueue, activity: ActivityService) {
+  constructor(jobs: KernelServices['jobs'], activity: KernelServices['activity']) {
     this.#jobs = jobs;
     this.#activity = activity;
   }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createTestDatabase } from '../support/db.ts';
 import { startTestServer } from '../support/server.ts';
 import { projectRoot, runCli, tempFile, type CliResult } from './labdata-cli.ts';
-import { loadPlugins } from '../../core/kernel/loader.ts';
+import { loadDeploymentPlugins as loadPlugins } from '../../app/plugins.ts';
 
 const tap = t;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

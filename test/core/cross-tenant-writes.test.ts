@@ -5,7 +5,7 @@
 // document describes, with ids of A's records in the fields that reference records.
 import t from 'tap';
 import crypto from 'node:crypto';
-import { applyBootstrap } from '../../core/cli/bootstrap.ts';
+import { applyBootstrap } from '../../app/cli/bootstrap.ts';
 import { startTestServer, type Member } from '../support/server.ts';
 
 const server = await startTestServer(t);

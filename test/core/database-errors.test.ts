@@ -7,7 +7,7 @@ import t, { type Test } from 'tap';
 import pg from 'pg';
 import { defineRead, defineWrite, definePlugin, query, sql, raw, Type, writeTransaction, type MigrationDefinition } from '../../core/public.ts';
 import { databaseFailure } from '../../core/db/errors.ts';
-import { freePort } from '../../core/db/embedded.ts';
+import { freePort } from '../../app/db/embedded.ts';
 import { startTestServer, type Response } from '../support/server.ts';
 import { callTool, connectMcp, resultText } from '../support/mcp.ts';
 

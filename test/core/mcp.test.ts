@@ -10,7 +10,7 @@ import { callTool, connectMcp, resultText } from '../support/mcp.ts';
 import { definePlugin, defineRead } from '../../core/public.ts';
 import type { ReadDefinition } from '../../core/kernel/operations.ts';
 import { NoteService } from '../../plugins/notes/service.ts';
-import { applyBootstrap } from '../../core/cli/bootstrap.ts';
+import { applyBootstrap } from '../../app/cli/bootstrap.ts';
 
 const server = await startTestServer(t);
 const org = await server.organization('Acme');

@@ -8,8 +8,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import * as postgres from '../../core/db/postgres-cluster.ts';
-import { freePort } from '../../core/db/embedded.ts';
+import * as postgres from '../../app/db/postgres-cluster.ts';
+import { freePort } from '../../app/db/embedded.ts';
 import { startTestServer, type Response } from '../support/server.ts';
 
 const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'labdata-outage-'));

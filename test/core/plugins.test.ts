@@ -1,6 +1,7 @@
 import t from 'tap';
 import { join } from 'node:path';
-import { loadPlugins, orderPlugins, PluginLoadError } from '../../core/kernel/loader.ts';
+import { orderPlugins, PluginLoadError } from '../../core/kernel/loader.ts';
+import { loadDeploymentPlugins as loadPlugins } from '../../app/plugins.ts';
 import { definePlugin } from '../../core/public.ts';
 import { connectMcp, callTool, resultText } from '../support/mcp.ts';
 import { startTestServer } from '../support/server.ts';

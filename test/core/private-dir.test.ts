@@ -69,7 +69,7 @@ function removeRelocatedCluster(dir: string) {
 }
 
 t.test('binaries the PostgreSQL account cannot reach (node_modules in a private directory) are used from a reachable copy', async (t) => {
-  const { binariesFor, clusterAccount, packagedBinaries, reachable } = await import('../../core/db/postgres-cluster.ts');
+  const { binariesFor, clusterAccount, packagedBinaries, reachable } = await import('../../app/db/postgres-cluster.ts');
   const packaged = await packagedBinaries();
   const nativeDir = dirname(dirname(packaged.postgres));
   const home = dataDir(t, 0o700);

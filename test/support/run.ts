@@ -15,7 +15,7 @@ import { createServer } from 'node:net';
 import { constants, tmpdir } from 'node:os';
 import { dirname, join, parse as parsePath, resolve } from 'node:path';
 import { type FinalResults, Parser } from 'tap-parser';
-import { ensureCertificate } from '../../core/http/tls.ts';
+import { ensureCertificate } from '../../app/tls.ts';
 
 const projectRoot = resolve(import.meta.dirname, '../..');
 // tap always saves each test file's raw TAP output here (the data behind `tap replay`).
@@ -116,9 +116,9 @@ async function prepareDatabase(workDir: string): Promise<Database> {
 
 async function startEmbeddedPostgres(workDir: string): Promise<Database> {
   assertTraversable(workDir);
-  // The server's own way to run the packaged PostgreSQL (core/db/postgres-cluster.ts): the
+  // The server's own way to run the packaged PostgreSQL (app/db/postgres-cluster.ts): the
   // password goes through a private file next to the cluster, never a world-readable one in /tmp.
-  const cluster = await import('../../core/db/postgres-cluster.ts');
+  const cluster = await import('../../app/db/postgres-cluster.ts');
   const password = randomBytes(18).toString('hex');
   const port = await findFreePort();
   const account = await cluster.clusterAccount();

@@ -6,11 +6,12 @@ import pino from 'pino';
 import { loadConfig, type Config } from '../../core/config.ts';
 import { createOrm, migrate, type Orm } from '../../core/db/orm.ts';
 import { assembleKernel, type Kernel } from '../../core/kernel/kernel.ts';
-import { loadPlugins } from '../../core/kernel/loader.ts';
+import { loadDeploymentPlugins as loadPlugins } from '../../app/plugins.ts';
 import type { PluginDefinition } from '../../core/kernel/plugin.ts';
 import { buildApp } from '../../core/http/app.ts';
 import type { JobQueueOptions } from '../../core/jobs/index.ts';
-import { addMembership, createOrganization, createTeam, createUser, issueKey, revokeKey, setRoles } from '../../core/cli/admin.ts';
+import type { KernelServices } from '../../core/kernel/services.ts';
+import { addMembership, createOrganization, createTeam, createUser, issueKey, revokeKey, setRoles } from '../../app/cli/admin.ts';
 import { createTestDatabase, type Teardown } from './db.ts';
 
 export interface TestServerOptions {
@@ -68,9 +69,9 @@ export class TestServer {
   readonly url: string;
   readonly databaseUrl: string;
 
-  readonly jobOptions: JobQueueOptions | undefined;
+  readonly jobOptions: JobQueueOptions<KernelServices> | undefined;
 
-  constructor(app: FastifyInstance, orm: Orm, kernel: Kernel, url: string, databaseUrl: string, jobOptions?: JobQueueOptions) {
+  constructor(app: FastifyInstance, orm: Orm, kernel: Kernel, url: string, databaseUrl: string, jobOptions?: JobQueueOptions<KernelServices>) {
     this.app = app;
     this.orm = orm;
     this.kernel = kernel;
@@ -197,7 +198,7 @@ export async function startTestServer(t: Teardown, opts: TestServerOptions = {})
   const orm = await createOrm({ url: databaseUrl, entities: kernel.entities, migrations: kernel.migrations });
   cleanups.push(() => orm.close(true));
   await migrate(orm);
-  let jobOptions: JobQueueOptions | undefined;
+  let jobOptions: JobQueueOptions<KernelServices> | undefined;
   if (kernel.services.jobs.defined) {
     jobOptions = {
       url: databaseUrl,

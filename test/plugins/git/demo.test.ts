@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { provisionDemo } from '../../../core/cli/demo.ts';
-import type { Runtime } from '../../../core/runtime.ts';
+import { provisionDemo } from '../../../app/cli/demo.ts';
+import type { Runtime } from '../../../app/runtime.ts';
 import { startTestServer } from '../../support/server.ts';
 
 // The embedded default demonstrates Git with no outside service: the demo organization gets a

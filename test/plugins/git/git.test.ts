@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { applyBootstrap } from '../../../core/cli/bootstrap.ts';
+import { applyBootstrap } from '../../../app/cli/bootstrap.ts';
 import { startTestServer, type Member } from '../../support/server.ts';
 import { startGitlabStub } from '../../support/stubs/gitlab.ts';
 import { records } from '../external-links/records.ts';

@@ -7,7 +7,7 @@ import { startTestServer } from '../../support/server.ts';
 import { connectMcp, callTool, expectToolMatchesRest } from '../../support/mcp.ts';
 import { runCli, tempFile } from '../../cli/labdata-cli.ts';
 import { findIntegration, findPersonalIntegration } from '../../../plugins/integrations/extensions.ts';
-import { applyBootstrap } from '../../../core/cli/bootstrap.ts';
+import { applyBootstrap } from '../../../app/cli/bootstrap.ts';
 
 const PLUGINS = 'users,integrations,projects,studies,assay-types,assays,activity';
 const databaseUrl = await createTestDatabase(t);

@@ -1,6 +1,6 @@
 // Shared set-up of the storage plugin's tests: drives provisioned through the bootstrap file's
 // `storageDrives` section (in process, on the test server's database), project helpers.
-import { applyBootstrap } from '../../../core/cli/bootstrap.ts';
+import { applyBootstrap } from '../../../app/cli/bootstrap.ts';
 import type { Member, TestServer } from '../../support/server.ts';
 
 export const PLUGINS = ['users', 'projects', 'studies', 'assay-types', 'assays', 'storage'];

@@ -1,6 +1,6 @@
 import t from 'tap';
 import crypto from 'node:crypto';
-import { applyBootstrap } from '../../../core/cli/bootstrap.ts';
+import { applyBootstrap } from '../../../app/cli/bootstrap.ts';
 import { startTestServer } from '../../support/server.ts';
 import { connectMcp, expectToolMatchesRest, callTool } from '../../support/mcp.ts';
 

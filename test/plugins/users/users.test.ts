@@ -81,7 +81,7 @@ t.test('the outsider sees only their own organization', async (t) => {
 
 t.test('a user in two organizations appears in each, with that organization\'s membership', async (t) => {
   const em = server.orm.em.fork();
-  const { addMembership } = await import('../../../core/cli/admin.ts');
+  const { addMembership } = await import('../../../app/cli/admin.ts');
   const ou = addMembership(em, { organizationId: other, userId: carol.userId, roles: ['ORGANIZATION_ADMIN'], status: 'ACTIVE' });
   await em.flush();
   const fromOther = await server.get(`/api/v1/users/${carol.userId}`, { key: outsider.key });

@@ -1,6 +1,6 @@
 /** Helpers the ELN plugin tests share: integrations through the bootstrap file, waiting for provisioning. */
 import type { Test } from 'tap';
-import { applyBootstrap } from '../../../core/cli/bootstrap.ts';
+import { applyBootstrap } from '../../../app/cli/bootstrap.ts';
 import { startTestServer, type TestServer } from '../server.ts';
 
 /**

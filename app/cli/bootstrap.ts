@@ -1,8 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Kernel } from '../kernel/kernel.ts';
-import type { BootstrapContext, BootstrapSection } from '../kernel/plugin.ts';
+import type { Kernel } from '../../core/kernel/kernel.ts';
+import type { BootstrapContext, BootstrapSection } from '../../core/kernel/plugin.ts';
 import type { ProgressFn } from './progress.ts';
-import { Organization, OrganizationUser, User } from '../entities/index.ts';
+import { Organization, OrganizationUser, User } from '../../core/entities/index.ts';
 import {
   AdminError,
   ORGANIZATION_USER_STATUSES,

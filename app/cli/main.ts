@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
-import { loadConfig, ConfigError } from '../config.ts';
+import { loadConfig, ConfigError } from '../../core/config.ts';
 import type { Runtime, RuntimeOptions } from '../runtime.ts';
 import { AdminError } from './errors.ts';
 import { UsageError, commandHelp, listHelp, parseCommand, wantsHelp, type Command } from './args.ts';
@@ -245,7 +245,7 @@ main(process.argv.slice(2)).then(
   },
   async (err: Error) => {
     const operator = err instanceof UsageError || err instanceof AdminError || err instanceof ConfigError;
-    const known = operator || err instanceof (await import('../kernel/loader.ts')).PluginLoadError;
+    const known = operator || err instanceof (await import('../../core/kernel/loader.ts')).PluginLoadError;
     process.stderr.write(`labdata: ${known ? err.message : `unexpected error: ${err.message.split('\n')[0]}`}\n`);
     process.exit(known ? 2 : 1);
   },

@@ -2,13 +2,13 @@ import fs from 'node:fs/promises';
 import type https from 'node:https';
 import tls from 'node:tls';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { Config } from './config.ts';
+import type { Config } from '../core/config.ts';
 import { openRuntime, createLogger, type Runtime } from './runtime.ts';
-import { buildApp } from './http/app.ts';
-import { ensureCertificate } from './http/tls.ts';
+import { buildApp } from '../core/http/app.ts';
+import { ensureCertificate } from './tls.ts';
 import { provisionDemo } from './cli/demo.ts';
-import { trackConnections } from './http/connections.ts';
-import { PluginLoadError } from './kernel/loader.ts';
+import { trackConnections } from './connections.ts';
+import { PluginLoadError } from '../core/kernel/loader.ts';
 import { StartupError, databaseFailure, ensureDataDir, firstLine, listenFailure } from './startup.ts';
 
 /**
@@ -143,7 +143,7 @@ export async function serve(config: Config): Promise<void> {
     if (stoppingSince) {
       if (Date.now() - stoppingSince < REPEAT_WINDOW_MS) return;
       // A second Ctrl-C: the operator does not want to wait (the database still stops: it
-      // is killed with this process, see core/db/postgres-cluster.ts).
+      // is killed with this process, see app/db/postgres-cluster.ts).
       log.warn({ signal }, 'second signal: exiting now');
       process.exit(1);
     }

@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ApiKey, Organization, OrganizationUser, Team, TeamMember, User } from '../entities/index.ts';
-import { createApiKey, KEY_NAME_MAX, KEY_VALIDITY_DAYS, type CreatedKey } from '../auth/api-keys.ts';
-import { organizationUserColumns, toOrganizationUserDto, type OrganizationUserRow } from '../entities/dto.ts';
-import { queryOne, sql } from '../db/sql.ts';
+import { ApiKey, Organization, OrganizationUser, Team, TeamMember, User } from '../../core/entities/index.ts';
+import { createApiKey, KEY_NAME_MAX, KEY_VALIDITY_DAYS, type CreatedKey } from '../../core/auth/api-keys.ts';
+import { organizationUserColumns, toOrganizationUserDto, type OrganizationUserRow } from '../../core/entities/dto.ts';
+import { queryOne, sql } from '../../core/db/sql.ts';
 
 import { AdminError } from './errors.ts';
 

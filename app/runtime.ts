@@ -1,9 +1,10 @@
 import pino, { type Logger } from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Config } from './config.ts';
+import type { Config } from '../core/config.ts';
 import type { DatabaseHandle } from './db/embedded.ts';
-import { createOrm, migrate, type Orm } from './db/orm.ts';
-import { createKernel, type Kernel } from './kernel/kernel.ts';
+import { createOrm, migrate, type Orm } from '../core/db/orm.ts';
+import { assembleKernel, type Kernel } from '../core/kernel/kernel.ts';
+import { loadDeploymentPlugins } from './plugins.ts';
 
 /** Everything the server and the admin CLI share: database, plugins, ORM, migrations applied. */
 export interface Runtime {
@@ -39,7 +40,8 @@ export interface RuntimeOptions {
 }
 
 export async function openRuntime(config: Config, log: Logger = createLogger(config), options: RuntimeOptions = {}): Promise<Runtime> {
-  const kernel = await createKernel(config, log as unknown as FastifyBaseLogger);
+  // The composition: this process's plugin list, handed to the kernel.
+  const kernel = assembleKernel(config, await loadDeploymentPlugins(config.plugins), log as unknown as FastifyBaseLogger);
   const embedded = !config.databaseUrl;
   const db = embedded ? await startEmbedded(config, log) : { url: config.databaseUrl!, stop: async () => {} };
   let orm: Orm;

@@ -1,0 +1,19 @@
+// Import circles, type-only imports included (tsPreCompilationDeps): `npm test` runs it
+// beside tsc and the boundary lint (test/support/run.ts).
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'An import circle (type-only ones too) ties modules that should layer: break it by moving the shared type down.',
+      from: {},
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|\\.data|\\.tap)' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};
