@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../auth/api-keys.ts';
 import { Activity } from '../entities/index.ts';
 import { raw, sql, type Sql } from '../db/sql.ts';
+import { Startup } from '../kernel/startup.ts';
 
 export const ACTIVITY_CATEGORIES = ['RESEARCH', 'GOVERNANCE', 'ADMINISTRATIVE'] as const;
 export type ActivityCategory = (typeof ACTIVITY_CATEGORIES)[number];
@@ -27,10 +28,18 @@ export type ReferenceCheck<C> = (ctx: C, id: Sql) => Sql;
  * services that hold it (no import circle).
  */
 export class ActivityService<C extends { actor: Actor } = { actor: Actor }> {
+  #startup: Startup;
+
+  /** Registrations throw once `startup` has ended (a queue of its own, in tests, never freezes). */
+  constructor(startup = new Startup()) {
+    this.#startup = startup;
+  }
+
   #categories = new Map<string, { category: ActivityCategory; plugin: string }>();
 
   /** Plugins declare their event types (and categories) at start-up. */
   declare(plugin: string, events: Record<string, ActivityCategory>): void {
+    this.#startup.assertOpen(`event types of ${plugin}`);
     for (const [eventType, category] of Object.entries(events)) {
       const existing = this.#categories.get(eventType);
       if (existing) throw new Error(`event type ${eventType} is declared by both ${existing.plugin} and ${plugin}`);
@@ -42,6 +51,7 @@ export class ActivityService<C extends { actor: Actor } = { actor: Actor }> {
 
   /** Plugins say how to decide whether a caller may view a record of theirs an entry names. */
   reference(plugin: string, kind: string, check: ReferenceCheck<C>): void {
+    this.#startup.assertOpen(`activity reference kind ${kind}`);
     const existing = this.#references.get(kind);
     if (existing) throw new Error(`activity reference kind ${kind} is declared by both ${existing.plugin} and ${plugin}`);
     this.#references.set(kind, { plugin, check });

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../auth/api-keys.ts';
 import { raw, sql, type Sql } from '../db/sql.ts';
+import { Startup } from '../kernel/startup.ts';
 
 /**
  * Exact page totals without counting rows.
@@ -35,8 +36,16 @@ export type Progress = (step: string, done: number, total: number) => void;
 
 export class CounterService {
   #sources: CounterSource[] = [];
+  #startup: Startup;
+
+  /** Registrations throw once `startup` has ended (a service of its own, in tests, never freezes). */
+  constructor(startup = new Startup()) {
+    this.#startup = startup;
+  }
+
 
   register(source: CounterSource): void {
+    this.#startup.assertOpen(`counters of ${source.plugin}`);
     this.#sources.push(source);
   }
 

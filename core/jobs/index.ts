@@ -27,6 +27,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Orm } from '../db/orm.ts';
 import { Limiter } from './limiter.ts';
+import { Startup } from '../kernel/startup.ts';
 
 /**
  * What a job handler gets: its own EntityManager (no request, no transaction), services, log.
@@ -102,6 +103,13 @@ const FAILED_SUFFIX = '.failed';
 const SCHEMA = 'pgboss';
 
 export class JobQueue<S = unknown> {
+  #startup: Startup;
+
+  /** Registrations throw once `startup` has ended (a queue of its own, in tests, never freezes). */
+  constructor(startup = new Startup()) {
+    this.#startup = startup;
+  }
+
   #definitions = new Map<string, JobDefinition<any, S> & { plugin: string }>();
   #boss: PgBoss | undefined;
   #options: JobQueueOptions<S> | undefined;
@@ -113,6 +121,7 @@ export class JobQueue<S = unknown> {
 
   /** Called in a plugin's `setup`. */
   define<P extends object>(plugin: string, def: JobDefinition<P, S>): void {
+    this.#startup.assertOpen(`job definition ${def.name}`);
     if (!/^[\w.\-/]+$/.test(def.name) || def.name.endsWith(FAILED_SUFFIX)) throw new Error(`invalid job name "${def.name}"`);
     const existing = this.#definitions.get(def.name);
     if (existing) throw new Error(`job ${def.name} is defined by both ${existing.plugin} and ${plugin}`);

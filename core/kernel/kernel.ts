@@ -13,6 +13,7 @@ import { kernelMigrations } from '../entities/migrations.ts';
 import { idempotencyMigrations } from '../http/idempotency.ts';
 import type { MigrationDefinition } from '../db/orm.ts';
 import { ExtensionRegistry } from './extension-points.ts';
+import { Startup } from './startup.ts';
 import { PluginLoadError } from './loader.ts';
 import type { ReadDefinition, WriteDefinition } from './operations.ts';
 import type { PluginDefinition } from './plugin.ts';
@@ -30,16 +31,19 @@ export interface Kernel {
 
 /**
  * Boots the plugins in two phases (Backstage style): every plugin's `setup` in dependency
- * order (extension points), then the registries freeze and every `register` declares its
- * operations. Nothing touches Fastify or the database here.
+ * order (extension points), then the extension points freeze and every `register` declares its
+ * operations; when the last returns, start-up ends and every registry freezes (`Startup`).
+ * Nothing touches Fastify or the database here.
  */
 export function assembleKernel(config: Config, plugins: PluginDefinition[], log: FastifyBaseLogger): Kernel {
-  const activity = new ActivityService<OperationContext>();
-  const jobs = new JobQueue<KernelServices>();
+  const startup = new Startup();
+  const activity = new ActivityService<OperationContext>(startup);
+  const jobs = new JobQueue<KernelServices>(startup);
   const services: KernelServices = {
     config,
+    startup,
     permissions: new PermissionService(),
-    counters: new CounterService(),
+    counters: new CounterService(startup),
     activity,
     parents: new ParentRegistry(),
     jobs,
@@ -78,9 +82,16 @@ export function assembleKernel(config: Config, plugins: PluginDefinition[], log:
       plugin: plugin.name,
       services,
       log: log.child({ plugin: plugin.name }),
-      read: (def) => reads.push(def),
-      write: (def) => writes.push(def),
+      read: (def) => {
+        startup.assertOpen(`operation ${def.name}`);
+        reads.push(def);
+      },
+      write: (def) => {
+        startup.assertOpen(`operation ${def.operationId}`);
+        writes.push(def);
+      },
     }, states.get(plugin));
   }
+  startup.end();
   return { plugins, services, entities, migrations, reads, writes };
 }

@@ -9,10 +9,13 @@ import type { JobContext as JobContextOf, JobQueue } from '../jobs/index.ts';
 import type { ProvisioningService } from '../provisioning/index.ts';
 import type { SecretBox } from '../secrets.ts';
 import type { CounterService } from '../counters/index.ts';
+import type { Startup } from './startup.ts';
 
 /** Kernel services every plugin may use. */
 export interface KernelServices {
   config: Config;
+  /** Start-up's end: registries freeze then; libraries freeze theirs with `startup.onEnded`. */
+  startup: Startup;
   permissions: PermissionService;
   activity: ActivityService<OperationContext>;
   /** Record kinds other records attach to (projects, studies, assays), registered by their plugins. */
