@@ -6,7 +6,7 @@ import {
   toOrganizationUserDto,
   toUserDto,
   type OrganizationUserRow,
-} from '../../core/entities/dto.ts';
+} from '../../core/public.ts';
 
 // Users are visible through their membership in the caller's organization only.
 const scope = (organizationId: string) =>
