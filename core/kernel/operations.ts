@@ -9,6 +9,8 @@ export interface PageResult<T> {
   total: number;
 }
 
+// `{}` is the identity of `&`: an operation without params or query adds nothing to its input.
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
 type Input<P, Q> = (P extends TObject ? Static<P> : {}) & (Q extends TObject ? Static<Q> : {});
 
 interface ReadBase<P extends TObject | undefined, Q extends TObject | undefined, R extends TSchema> {
@@ -60,7 +62,9 @@ export function defineRead(def: ReadDefinition): ReadDefinition {
 }
 
 type WriteInput<P, Q, B> = {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
   params: P extends TObject ? Static<P> : {};
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
   query: Q extends TObject ? Static<Q> : {};
   body: B extends TSchema ? Static<B> : undefined;
 };

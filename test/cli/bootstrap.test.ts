@@ -7,7 +7,7 @@ import { startTestServer } from '../support/server.ts';
 import { projectRoot, runCli, tempFile, type CliResult } from './labdata-cli.ts';
 import { loadDeploymentPlugins as loadPlugins } from '../../app/plugins.ts';
 
-const tap = t;
+type Root = typeof t; // `t` is shadowed by the parameters below
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const exampleFile = join(projectRoot, 'test/fixtures/bootstrap/acme.json');
 
@@ -27,7 +27,7 @@ async function counts(): Promise<Record<string, number>> {
 }
 
 /** A failed run: non-zero, nothing on stdout, exactly one reason line matching `reason`. */
-function assertRejected(t: Pick<typeof tap, 'not' | 'equal' | 'match'>, res: CliResult, reason: RegExp) {
+function assertRejected(t: Pick<Root, 'not' | 'equal' | 'match'>, res: CliResult, reason: RegExp) {
   t.not(res.code, 0, 'exits non-zero');
   t.equal(res.stdout, '', 'prints nothing on stdout');
   t.equal(res.reasons.length, 1, 'one reason line');

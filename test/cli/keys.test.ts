@@ -11,8 +11,8 @@ const alice = await server.member(org);
 const bob = await server.member(org);
 const outsider = await server.admin(other);
 
-const tap = t;
-function assertRejected(t: Pick<typeof tap, 'not' | 'equal' | 'match'>, res: CliResult, reason: RegExp) {
+type Root = typeof t; // `t` is shadowed by the parameters below
+function assertRejected(t: Pick<Root, 'not' | 'equal' | 'match'>, res: CliResult, reason: RegExp) {
   t.not(res.code, 0, 'exits non-zero');
   t.equal(res.stdout, '', 'prints nothing on stdout');
   t.equal(res.reasons.length, 1, 'one reason line');

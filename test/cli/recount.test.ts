@@ -18,6 +18,7 @@ t.test('migrate applies the migrations of an empty database, one progress line p
   const lines = progressLines(res.stderr, 'migrate');
   t.same(lines.slice(0, res.json.applied.length), res.json.applied.map((name: string, i: number) => `migrate ${i}/${res.json.applied.length} ${name}`));
   t.equal(lines.at(-1), `migrate ${res.json.applied.length}/${res.json.applied.length} migrations applied`);
+  // eslint-disable-next-line no-control-regex -- an ANSI escape is what the test looks for
   t.notMatch(res.stderr, /\r|\x1b\[/, 'no terminal control sequences when stderr is not a TTY');
   const again = await cli(['migrate']);
   t.equal(again.code, 0, again.stderr);

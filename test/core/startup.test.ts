@@ -11,7 +11,9 @@ import { dataDir, spawnServe, type Tap } from '../support/serve-process.ts';
 const testCert = process.env.LABDATA_TEST_TLS_CERT!;
 const testKey = process.env.LABDATA_TEST_TLS_KEY!;
 
-async function failedStart(t: Tap & { equal: Function; match: Function; notMatch: Function; ok: Function }, env: Record<string, string>, setting: RegExp) {
+type Assert = (...args: any[]) => unknown;
+
+async function failedStart(t: Tap & { equal: Assert; match: Assert; notMatch: Assert; ok: Assert }, env: Record<string, string>, setting: RegExp) {
   const run = spawnServe(t, env);
   const { code } = await run.exited;
   const stderr = run.stderr();

@@ -38,8 +38,9 @@ async function main(): Promise<number> {
   stopOnSignals();
   const args = process.argv.slice(2);
   // `--typecheck` (npm test): tsc runs beside the suite instead of before it — it is one
-  // core's work for a quarter of a minute while the database starts and tests begin.
-  const typecheck = args.includes('--typecheck') ? runTypecheck() : undefined;
+  // core's work for a quarter of a minute while the database starts and tests begin. `--lint`
+  // (npm test): the boundary lint and the import-circle check run beside it the same way.
+  const checks = CHECKS.filter((c) => args.includes(c.flag)).map((c) => ({ name: c.name, failure: runCheck(c) }));
   const workDir = await makeWorkDir();
   const env: NodeJS.ProcessEnv = { ...process.env, ...(await prepareTls(workDir)) };
 
@@ -55,7 +56,7 @@ async function main(): Promise<number> {
   try {
     // Stale results of files not run this time would be counted otherwise.
     await rm(tapResultsDir, { recursive: true, force: true });
-    tapExitCode = await runTap(args.filter((a) => a !== '--typecheck'), env);
+    tapExitCode = await runTap(args.filter((a) => !CHECKS.some((c) => c.flag === a)), env);
   } finally {
     await running.db.stop();
   }
@@ -64,9 +65,10 @@ async function main(): Promise<number> {
   // tap can fail without a failing test point (bad arguments, no test files found, a
   // coverage gate): never report "0 failed" together with a failing exit code.
   if (tapExitCode !== 0 && counts.failed === 0) counts.failed = 1;
-  const typeErrors = await typecheck;
-  if (typeErrors) {
-    process.stdout.write(`\ntsc --noEmit failed:\n${typeErrors}\n`);
+  for (const check of checks) {
+    const failure = await check.failure;
+    if (!failure) continue;
+    process.stdout.write(`\n${check.name} failed:\n${failure}\n`);
     counts.failed += 1;
   }
   printSummary(counts);
@@ -198,20 +200,31 @@ function signalTapGroup(signal: NodeJS.Signals): void {
   }
 }
 
-/** tap's CLI script, found through its package.json (the bin file is not an export). */
-function tapBin(): string {
+/** A package's CLI script, found through its package.json (bin files are not exports). */
+function binOf(pkgName: string, bin: string): string {
   const require = createRequire(import.meta.url);
-  const pkgPath = require.resolve('tap/package.json');
-  const pkg = require(pkgPath) as { bin: { tap: string } };
-  return join(dirname(pkgPath), pkg.bin.tap);
+  const pkgPath = require.resolve(`${pkgName}/package.json`);
+  const pkg = require(pkgPath) as { bin: string | Record<string, string> };
+  return join(dirname(pkgPath), typeof pkg.bin === 'string' ? pkg.bin : pkg.bin[bin]);
 }
 
-/** `tsc --noEmit` in the background: resolves to its output when it fails, else to ''. */
-function runTypecheck(): Promise<string> {
-  const require = createRequire(import.meta.url);
-  const tsc = require.resolve('typescript/bin/tsc');
+function tapBin(): string {
+  return binOf('tap', 'tap');
+}
+
+/** The checks that run beside the suite, each behind its flag (npm test passes both). */
+const CHECKS = [
+  { flag: '--typecheck', name: 'tsc --noEmit', pkg: 'typescript', bin: 'tsc', args: ['--noEmit'] },
+  // The layer boundaries (eslint.config.js, docs/architecture.md) and typescript-eslint.
+  { flag: '--lint', name: 'eslint', pkg: 'eslint', bin: 'eslint', args: ['.'] },
+  // No import circles, type-only ones included (.dependency-cruiser.mjs).
+  { flag: '--lint', name: 'depcruise', pkg: 'dependency-cruiser', bin: 'depcruise', args: ['--config', '.dependency-cruiser.mjs', '.'] },
+];
+
+/** A check in the background: resolves to its output when it fails (the rule's message), else to ''. */
+function runCheck(check: (typeof CHECKS)[number]): Promise<string> {
   return new Promise((resolveOutput) => {
-    const child = spawn(process.execPath, [tsc, '--noEmit'], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [binOf(check.pkg, check.bin), ...check.args], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (c) => (output += c));
     child.stderr.on('data', (c) => (output += c));
