@@ -8,9 +8,8 @@
 // Then it runs tap (configured in .taprc) and prints `N passed, N failed` as its last line.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { constants, tmpdir } from 'node:os';
 import { dirname, join, parse as parsePath, resolve } from 'node:path';
@@ -202,9 +201,9 @@ function signalTapGroup(signal: NodeJS.Signals): void {
 
 /** A package's CLI script, found through its package.json (bin files are not exports). */
 function binOf(pkgName: string, bin: string): string {
-  const require = createRequire(import.meta.url);
-  const pkgPath = require.resolve(`${pkgName}/package.json`);
-  const pkg = require(pkgPath) as { bin: string | Record<string, string> };
+  // Not require.resolve('x/package.json'): a package whose exports omit it (dependency-cruiser) refuses that.
+  const pkgPath = join(projectRoot, 'node_modules', pkgName, 'package.json');
+  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { bin: string | Record<string, string> };
   return join(dirname(pkgPath), typeof pkg.bin === 'string' ? pkg.bin : pkg.bin[bin]);
 }
 
