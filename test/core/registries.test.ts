@@ -10,9 +10,14 @@ import { defineRead, definePlugin, Type, type RegisterContext } from '../../core
 // reaching some requests and not others.
 t.test('registries freeze when start-up ends: a late registration throws a clear Error', async (t) => {
   let kept: RegisterContext | undefined;
+  let frozeAt: boolean | undefined;
   const probe = definePlugin({
     name: 'late-probe',
     version: '0.0.0',
+    setup(ctx) {
+      // How a library freezes its own registry: a hook on the end of start-up.
+      ctx.services.startup.onEnded(() => (frozeAt = ctx.services.startup.ended));
+    },
     register(ctx) {
       kept = ctx;
       t.equal(ctx.services.startup.ended, false, 'still starting while plugins register');
@@ -22,6 +27,7 @@ t.test('registries freeze when start-up ends: a late registration throws a clear
   const kernel = assembleKernel(loadConfig({ LABDATA_DATA_DIR: t.testdir() }), [probe], log);
   const { services } = kernel;
   t.equal(services.startup.ended, true, 'ended once assembled');
+  t.equal(frozeAt, true, 'a hook added in setup ran when start-up ended');
   let hooked = false;
   services.startup.onEnded(() => (hooked = true));
   t.ok(hooked, 'a hook added after the end runs at once (a library freezing its registry)');
