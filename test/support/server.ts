@@ -11,7 +11,7 @@ import type { PluginDefinition } from '../../core/kernel/plugin.ts';
 import { buildApp } from '../../core/http/app.ts';
 import type { JobQueueOptions } from '../../core/jobs/index.ts';
 import { addMembership, createOrganization, createTeam, createUser, issueKey, revokeKey, setRoles } from '../../core/cli/admin.ts';
-import { createTestDatabase, type Teardown } from './db.ts';
+import { createMigratedDatabase, type Teardown } from './db.ts';
 
 export interface TestServerOptions {
   /** Plugin names/specifiers (default: every built-in), plus inline plugin definitions. */
@@ -193,7 +193,18 @@ export async function startTestServer(t: Teardown, opts: TestServerOptions = {})
   const config = testConfig({ LABDATA_DATA_DIR: dataDir, ...opts.env });
   const plugins = await loadPlugins(opts.plugins ?? config.plugins);
   const kernel = assembleKernel(config, [...plugins, ...(opts.extraPlugins ?? [])], silent);
-  const databaseUrl = opts.databaseUrl ?? (await createTestDatabase({ teardown: (fn) => cleanups.push(fn) }));
+  // A clone of a database migrated once per run for this set of migrations (test/support/db.ts).
+  const migrations = kernel.migrations.map((m) => m.name).join('\n');
+  const databaseUrl =
+    opts.databaseUrl ??
+    (await createMigratedDatabase({ teardown: (fn) => cleanups.push(fn) }, migrations, async (url) => {
+      const builder = await createOrm({ url, entities: kernel.entities, migrations: kernel.migrations });
+      try {
+        await migrate(builder);
+      } finally {
+        await builder.close(true);
+      }
+    }));
   const orm = await createOrm({ url: databaseUrl, entities: kernel.entities, migrations: kernel.migrations });
   cleanups.push(() => orm.close(true));
   await migrate(orm);
