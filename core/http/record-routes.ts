@@ -30,7 +30,7 @@ function createdRecordUrl(write: WriteDefinition, reads: ReadDefinition[]): { pa
 }
 
 /** The record a path acts on: the longest item GET that is the path itself or one of its prefixes. */
-function recordRead(path: string, reads: ReadDefinition[]): ReadDefinition | undefined {
+export function recordRead(path: string, reads: ReadDefinition[]): ReadDefinition | undefined {
   return reads
     .filter((r) => !r.paged && (path === r.path || path.startsWith(r.path + '/')))
     .sort((a, b) => b.path.length - a.path.length)[0];
