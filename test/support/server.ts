@@ -12,7 +12,7 @@ import { buildApp } from '../../core/http/app.ts';
 import type { JobQueueOptions } from '../../core/jobs/index.ts';
 import type { KernelServices } from '../../core/kernel/services.ts';
 import { addMembership, createOrganization, createTeam, createUser, issueKey, revokeKey, setRoles } from '../../app/cli/admin.ts';
-import { createTestDatabase, type Teardown } from './db.ts';
+import { createMigratedDatabase, type Teardown } from './db.ts';
 
 export interface TestServerOptions {
   /** Plugin names/specifiers (default: every built-in), plus inline plugin definitions. */
@@ -194,7 +194,18 @@ export async function startTestServer(t: Teardown, opts: TestServerOptions = {})
   const config = testConfig({ LABDATA_DATA_DIR: dataDir, ...opts.env });
   const plugins = await loadPlugins(opts.plugins ?? config.plugins);
   const kernel = assembleKernel(config, [...plugins, ...(opts.extraPlugins ?? [])], silent);
-  const databaseUrl = opts.databaseUrl ?? (await createTestDatabase({ teardown: (fn) => cleanups.push(fn) }));
+  // A clone of a database migrated once per run for this set of migrations (test/support/db.ts).
+  const migrations = kernel.migrations.map((m) => m.name).join('\n');
+  const databaseUrl =
+    opts.databaseUrl ??
+    (await createMigratedDatabase({ teardown: (fn) => cleanups.push(fn) }, migrations, async (url) => {
+      const builder = await createOrm({ url, entities: kernel.entities, migrations: kernel.migrations });
+      try {
+        await migrate(builder);
+      } finally {
+        await builder.close(true);
+      }
+    }));
   const orm = await createOrm({ url: databaseUrl, entities: kernel.entities, migrations: kernel.migrations });
   cleanups.push(() => orm.close(true));
   await migrate(orm);
