@@ -1,4 +1,5 @@
 import { definePlugin, type OperationContext, type RecordExtensions } from '../../core/public.ts';
+import { provisioning } from '../../lib/integrations/index.ts';
 import { assayExtensions } from '../assays/extensions.ts';
 import { projectExtensions } from '../projects/extensions.ts';
 import { studyExtensions } from '../studies/extensions.ts';
@@ -40,7 +41,7 @@ export default definePlugin({
     provisioned('study', ctx.use(studyExtensions));
     provisioned('assay', ctx.use(assayExtensions));
 
-    ctx.services.provisioning.executor(ENTRY_STEP, (sctx, step) => service.runEntry(sctx, step), retries);
-    ctx.services.provisioning.executor(VERIFY_STEP, (sctx, step) => service.runVerify(sctx, step), retries);
+    provisioning(ctx.services).executor(ENTRY_STEP, (sctx, step) => service.runEntry(sctx, step), retries);
+    provisioning(ctx.services).executor(VERIFY_STEP, (sctx, step) => service.runVerify(sctx, step), retries);
   },
 });

@@ -1,4 +1,5 @@
 import { cascadeWithParents, definePlugin, defineRead, defineWrite, IdParams, parentParam, parentParams, parentProperties, withArticle } from '../../core/public.ts';
+import { provisioning } from '../../lib/integrations/index.ts';
 import { projectExtensions } from '../projects/extensions.ts';
 import { storageDrivesSection } from './bootstrap.ts';
 import { DriveService, driveSort } from './drives.ts';
@@ -41,7 +42,7 @@ export default definePlugin({
     // Every project gets a primary folder: in the default cloud storage when `storage` was omitted.
     projects.onCreate((c, project) => projectStorage.onCreate(c, project));
     // About a minute of retries (2, 4, 8, 16, 32 s) before the project shows INITIALIZATION_FAILED.
-    ctx.services.provisioning.executor(CREATE_FOLDER_STEP, projectStorage.createFolder, { retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true });
+    provisioning(ctx.services).executor(CREATE_FOLDER_STEP, projectStorage.createFolder, { retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true });
     return { drives: new DriveService(), folders: new FolderService(), shared: new SharedFolderService() };
   },
   register(ctx, { drives, folders, shared }) {

@@ -4,9 +4,8 @@
  * error type that says whether the vendor answered (status) or could not be reached at all.
  */
 import net from 'node:net';
-import { BadRequestError, HttpError, ValidationError } from './errors.ts';
-import type { OperationContext } from './kernel/operations.ts';
-import { StepFailedError } from './provisioning/index.ts';
+import { BadRequestError, HttpError, ValidationError, type OperationContext } from '../../core/public.ts';
+import { provisioning, StepFailedError } from './provisioning.ts';
 
 /** Where the service may send requests: `LABDATA_VENDOR_ALLOW_LINK_LOCAL` lifts the link-local and metadata ban. */
 export interface OutboundPolicy {
@@ -274,7 +273,7 @@ export interface ExistingLink {
 export async function linkExisting(ctx: OperationContext, target: { kind: string; id: string }, link: ExistingLink): Promise<boolean> {
   const check = await askVendor(link.exists);
   if (check.answered && !check.value) throw new ValidationError([{ field: link.field, message: link.missing }]);
-  if (!check.answered) await ctx.services.provisioning.add(ctx, target, { step: link.verifyStep, payload: { reason: check.reason } });
+  if (!check.answered) await provisioning(ctx.services).add(ctx, target, { step: link.verifyStep, payload: { reason: check.reason } });
   return check.answered;
 }
 
