@@ -8,7 +8,7 @@ import { StepFailedError, type StepContext, type ProvisioningStep, provisioning 
 import { projectExtensions } from '../../../plugins/projects/extensions.ts';
 import { studyExtensions } from '../../../plugins/studies/extensions.ts';
 import { assayExtensions } from '../../../plugins/assays/extensions.ts';
-import { startTestServer, type Member, type TestServer } from '../../support/server.ts';
+import { startTestServer, testCast, type Member, type TestServer } from '../../support/server.ts';
 import { loadConfig } from '../../../core/config.ts';
 
 /**
@@ -89,12 +89,7 @@ const probePlugin = definePlugin({
 
 const plugins = ['users', 'projects', 'studies', 'assay-types', 'assays', 'activity'];
 const server = await startTestServer(t, { plugins, extraPlugins: [probePlugin], jobs: true });
-const org = await server.organization('Acme');
-const other = await server.organization('Other');
-const admin = await server.admin(org);
-const alice = await server.member(org);
-const bob = await server.member(org);
-const outsider = await server.admin(other);
+const { admin, alice, bob, outsider } = await testCast(server, ['Acme', 'Other']);
 
 let seq = 0;
 function probe(b: Behaviour = {}, extra: Partial<Probe> = {}): Probe {
