@@ -52,6 +52,8 @@ export function resourceNames(name: string): ResourceNames {
 export function renameTemplate(text: string, names: ResourceNames, target: string): string {
   const root = path.relative(target, projectRoot).split(path.sep).join('/');
   return text
+    // The README's line about being the template would be untrue in the copy.
+    .replace('The smallest complete plugin, and the one `labdata new-plugin NAME` copies:', 'Started with `labdata new-plugin`; its files:')
     .replace(/'(\.\.\/\.\.\/)/g, `'${root}/`)
     .replace(/\bkeywords(?=-\d{4}-)|(?<=name: ')keywords(?=')|(?<=^# )keywords$|(?<=plugins\/)keywords\b|\bkeywords plugin\b/gm, (m) =>
       m.replace('keywords', names.plugin),

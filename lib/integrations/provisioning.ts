@@ -39,8 +39,11 @@ import {
   type Static, type TSchema,
 } from '../../core/public.ts';
 
+/** The states of a provisioning step row. */
 export const STEP_STATUSES = ['PENDING', 'RUNNING', 'DONE', 'FAILED'] as const;
+/** One of STEP_STATUSES. */
 export type StepStatus = (typeof STEP_STATUSES)[number];
+/** What a step stores as its (partial) result: JSON. */
 export type StepResult = Record<string, unknown>;
 
 /** A step as an executor sees it. */
@@ -67,6 +70,7 @@ export interface RecordScope {
   assayId: string | null;
 }
 
+/** What an executor gets: the job's context, the record and its creator, and ways to store progress and completion work. */
 export interface StepContext extends JobContext {
   /** The organization user who created the record (activity is recorded in their name). */
   actor: Actor;
@@ -79,8 +83,10 @@ export interface StepContext extends JobContext {
   onComplete(fn: (em: EntityManager) => Promise<void>): void;
 }
 
+/** A step's work; its return value is merged into the step's stored result. */
 export type StepExecutor = (ctx: StepContext, step: ProvisioningStep) => Promise<StepResult | void>;
 
+/** The retry policy and concurrency group of a step's job. */
 export interface ExecutorOptions {
   /** Retries after the first run (default 5). */
   retryLimit?: number;
@@ -108,6 +114,7 @@ export interface ProvisionedKind {
   scope(em: EntityManager, id: string): Promise<RecordScope | undefined>;
 }
 
+/** A step to add to a record (`add`). */
 export interface AddStepInput {
   /** `<plugin>.<step>`, as registered with `executor`. */
   step: string;
@@ -126,6 +133,7 @@ interface StepRow extends ProvisioningStep {
 const stepColumns = raw(`s.id, s.record_kind as kind, s.record_id as "recordId", s.organization_id as "organizationId", s.plugin, s.step,
   s.payload, s.result, s.status, s.attempts, s.last_error as "lastError", s.created_by_id as "createdById", s.user_id as "userId"`);
 
+/** Steps per record on the job queue, with the record's INITIALIZING / ACTIVE / INITIALIZATION_FAILED status; one per kernel (`provisioning`). */
 export class ProvisioningService {
   #jobs: JobQueue;
   #activity: ActivityService;

@@ -89,6 +89,7 @@ export class VendorError extends Error {
   }
 }
 
+/** Where and how a VendorClient calls its vendor. */
 export interface VendorClientOptions {
   /** Names the vendor in error messages (e.g. `ELN A`). */
   vendor: string;
@@ -99,6 +100,7 @@ export interface VendorClientOptions {
   timeoutMs?: number;
 }
 
+/** One call's body, extra headers, accepted error statuses and timeout. */
 export interface VendorRequest {
   body?: unknown;
   headers?: Record<string, string>;
@@ -107,11 +109,13 @@ export interface VendorRequest {
   timeoutMs?: number;
 }
 
+/** A vendor's answer: status and parsed JSON body. */
 export interface VendorResponse<T> {
   status: number;
   body: T;
 }
 
+/** A JSON-over-HTTP client for one vendor API (base URL, headers, timeout per call). */
 export class VendorClient {
   readonly vendor: string;
   readonly #base: URL;
@@ -253,6 +257,7 @@ export function vendorEndpoint(
   return { baseUrl: settings.baseUrl, timeoutMs: typeof timeout === 'number' && timeout > 0 ? timeout : DEFAULT_TIMEOUTS[purpose], secret: value };
 }
 
+/** What `linkExisting` checks at create time and verifies later. */
 export interface ExistingLink {
   /** Asks the vendor whether the linked thing (folder, container, group) exists. */
   exists(): Promise<boolean>;
