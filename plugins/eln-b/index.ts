@@ -15,6 +15,7 @@ const retries = { retryLimit: 8, retryDelaySeconds: 2, retryBackoff: true };
  * ELN platform B (project containers, no nested folders): `elnB` on projects (link an existing
  * container), `useElnB` on studies and assays (a notebook entry in the project's container).
  */
+// Wired like eln-a (fields, outputs, delete hook, two executors): two vendors, two plugins that can be enabled apart.
 export default definePlugin({
   name: PLUGIN,
   version: '1.0.0',

@@ -28,6 +28,8 @@ interface LinkRow {
 const linkColumns = sql`record_id as "recordId", integration_id as "integrationId",
   container_id::float8 as "containerId", entry_id::float8 as "entryId"`;
 
+// Mirrors ElnAService step for step: the shared parts live in lib/integrations (vendorEndpoint, linkExisting, vendorStep)
+// and the integrations plugin (findIntegration); what is left differs by vendor (containers here, folders and templates there).
 export class ElnBService {
   /** The connector of one of the organization's ELN_B integrations (404 unknown, 400 another type or unconfigured). */
   async connector(
