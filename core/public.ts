@@ -58,16 +58,8 @@ export { Team, TeamMember, ProjectMember, OrganizationUser } from './entities/in
 export { UserSchema, OrganizationUserSchema, organizationUserColumns, toUserDto, toOrganizationUserDto, type OrganizationUserRow } from './entities/dto.ts';
 /** Records attached to a parent (notes, links, keywords, ...). */
 export { parentParam, parentParams, parentOf, contributableParentOf, attachedTo, attachedVisible, cascadeWithParents, parentType, parentProperties, attachedColumns, attachedDto, type AttachedRow } from './attachments.ts';
-/** The outbound HTTP client for vendor integrations. */
-export { askVendor, vendorStep, vendorEndpoint, vendorUrlProblem, linkExisting, verifyExisting, VendorClient, VendorError, type OutboundPolicy, type VendorClientOptions, type VendorRequest,
-  type VendorResponse, type VendorIntegration, type VendorEndpoint, type ExistingLink } from './vendor-http.ts';
-/** Provisioning: external work after a record is created. */
-export { StepFailedError, retryInitializationWrite, STEP_STATUSES, type ProvisioningService, type ProvisioningStep, type StepContext, type StepExecutor,
-  type StepResult, type StepStatus, type ExecutorOptions, type ProvisionedKind, type RecordScope, type AddStepInput } from './provisioning/index.ts';
-/** Sealed credentials. */
-export { splitSecretFields, publicFields, type SecretBox } from './secrets.ts';
-/** Storage root checks. */
-export { storageRootProblem } from './storage-roots.ts';
+/** Seals and opens stored credentials (`services.secrets`). */
+export type { SecretBox } from './secrets.ts';
 /** Record kinds with lifecycle routes. */
 export { registerLifecycleRecord, registerRecordKind, type LifecycleRecordOptions, type LifecycleRecordService, type RecordKindOptions, type RecordPlace } from './records.ts';
 /** The `onCreate` instant of an entity: `createdAt` and `updatedAt` of a new record are equal. */

@@ -7,7 +7,8 @@ import { queryOne, sql, type Sql } from './db/sql.ts';
 import type { RecordExtensions } from './kernel/record-extensions.ts';
 import type { PageRequest, SortSpec } from './pagination/index.ts';
 import { archiveWrite, statusWrite, type LifecycleStatus } from './lifecycle.ts';
-import { retryInitializationWrite } from './provisioning/index.ts';
+// Temporary: records.ts moves to lib/records (records helper), where a plugin wires provisioning in.
+import { provisioning, retryInitializationWrite } from '../lib/integrations/index.ts';
 import { IdParams, Uuid } from './schemas.ts';
 import { withArticle } from './text.ts';
 
@@ -212,7 +213,7 @@ export function registerRecordKind<R extends { id: string }>(ctx: SetupContext, 
   });
   // Activity entries that name such a record show only to callers who may view it.
   ctx.services.activity.reference(ctx.plugin, kind, o.visible);
-  ctx.services.provisioning.registerKind(ctx.plugin, {
+  provisioning(ctx.services).registerKind(ctx.plugin, {
     kind,
     table: o.table,
     entity: o.entity,

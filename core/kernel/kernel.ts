@@ -6,7 +6,6 @@ import { PermissionService } from '../permissions/index.ts';
 import { CounterService } from '../counters/index.ts';
 import { ParentRegistry } from '../parents.ts';
 import { JobQueue } from '../jobs/index.ts';
-import { ProvisioningService } from '../provisioning/index.ts';
 import { SecretBox } from '../secrets.ts';
 import { kernelEntities } from '../entities/index.ts';
 import { kernelMigrations } from '../entities/migrations.ts';
@@ -47,7 +46,6 @@ export function assembleKernel(config: Config, plugins: PluginDefinition[], log:
     activity,
     parents: new ParentRegistry(),
     jobs,
-    provisioning: new ProvisioningService(jobs, activity),
     secrets: SecretBox.fromConfig(config),
   };
   const extensions = new ExtensionRegistry();

@@ -6,7 +6,6 @@ import type { ActivityService } from '../activity/index.ts';
 import type { PermissionService } from '../permissions/index.ts';
 import type { ParentRegistry } from '../parents.ts';
 import type { JobContext as JobContextOf, JobQueue } from '../jobs/index.ts';
-import type { ProvisioningService } from '../provisioning/index.ts';
 import type { SecretBox } from '../secrets.ts';
 import type { CounterService } from '../counters/index.ts';
 import type { Startup } from './startup.ts';
@@ -22,8 +21,6 @@ export interface KernelServices {
   parents: ParentRegistry;
   /** The durable job queue (pg-boss): define jobs in setup, enqueue inside write transactions. */
   jobs: JobQueue<KernelServices>;
-  /** External work after a record is created, with record status INITIALIZING → ACTIVE / INITIALIZATION_FAILED. */
-  provisioning: ProvisioningService;
   /** Seals and opens stored credentials (AES-256-GCM, LABDATA_SECRET_KEY). */
   secrets: SecretBox;
   /** Exact page totals kept by triggers; plugins register their part of `labdata recount`. */

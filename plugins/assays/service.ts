@@ -26,6 +26,7 @@ import {
   lockChildren,
   type RowLock,
 } from '../../core/public.ts';
+import { provisioning } from '../../lib/integrations/index.ts';
 import { findAssayType } from '../assay-types/extensions.ts';
 import { studyAccessById, studyLocks } from '../studies/extensions.ts';
 import { visibleChildTotal } from '../projects/extensions.ts';
@@ -235,7 +236,7 @@ export class AssayService {
   async retryInitialization(ctx: OperationContext, id: string): Promise<AssayDto> {
     const { assay, projectId } = await writeTransaction(ctx.em, async (em) => {
       const { assay: a, projectId } = await this.#forWrite({ ...ctx, em }, id);
-      await ctx.services.provisioning.retry({ ...ctx, em }, 'assay', a);
+      await provisioning(ctx.services).retry({ ...ctx, em }, 'assay', a);
       return { assay: a, projectId };
     });
     return this.#respond(ctx, assay, projectId);

@@ -19,6 +19,7 @@ import {
   writeTransaction,
   lockRows,
 } from '../../core/public.ts';
+import { provisioning } from '../../lib/integrations/index.ts';
 import { Project } from './entities.ts';
 import { projectContributableBy, projectVisibleTo, visibleProjectTotal, type ProjectRecord } from './extensions.ts';
 import type { CreateBody, UpdateBody } from './schemas.ts';
@@ -170,7 +171,7 @@ export class ProjectService {
   async retryInitialization(ctx: OperationContext, id: string): Promise<ProjectDto> {
     const project = await writeTransaction(ctx.em, async (em) => {
       const p = await this.#forWrite({ ...ctx, em }, id);
-      await ctx.services.provisioning.retry({ ...ctx, em }, 'project', p);
+      await provisioning(ctx.services).retry({ ...ctx, em }, 'project', p);
       return p;
     });
     return this.#respond(ctx, project);

@@ -24,6 +24,7 @@ import {
   lockLocated,
   lockChildren,
 } from '../../core/public.ts';
+import { provisioning } from '../../lib/integrations/index.ts';
 import { projectAccess, visibleChildTotal } from '../projects/extensions.ts';
 import { Study } from './entities.ts';
 import { studyAccess, studyLocks, type StudyRecord } from './extensions.ts';
@@ -191,7 +192,7 @@ export class StudyService {
   async retryInitialization(ctx: OperationContext, id: string): Promise<StudyDto> {
     const study = await writeTransaction(ctx.em, async (em) => {
       const s = await this.#forWrite({ ...ctx, em }, id);
-      await ctx.services.provisioning.retry({ ...ctx, em }, 'study', s);
+      await provisioning(ctx.services).retry({ ...ctx, em }, 'study', s);
       return s;
     });
     return this.#respond(ctx, study);

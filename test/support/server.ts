@@ -243,3 +243,27 @@ export async function testTls(): Promise<{ cert: string; key: string }> {
   const [cert, key] = await Promise.all([fs.readFile(certFile, 'utf8'), fs.readFile(keyFile, 'utf8')]);
   return { cert, key };
 }
+
+/**
+ * The usual cast of a plugin test, created in this order: two organizations, an admin and two
+ * members of the first, and an outsider (the admin of the other).
+ */
+export async function testCast(server: TestServer, names: [string, string] | [] = []) {
+  const org = await server.organization(names[0]);
+  const other = await server.organization(names[1]);
+  return { org, other, admin: await server.admin(org), alice: await server.member(org), bob: await server.member(org), outsider: await server.admin(other) };
+}
+
+/** A project made by `owner` through the API; anything but 201 throws, naming the answer. */
+export async function createProject(server: TestServer, owner: Member, visibility = 'PRIVATE') {
+  const res = await server.post('/api/v1/projects', { code: 'P', name: 'P', description: 'd', visibility }, { key: owner.key });
+  if (res.status !== 201) throw new Error(`project create failed: ${res.status} ${res.text}`);
+  return res.body as { id: string };
+}
+
+/** A study of `projectId` made by `owner` through the API; anything but 201 throws. */
+export async function createStudy(server: TestServer, owner: Member, projectId: string) {
+  const res = await server.post('/api/v1/studies', { projectId, name: 'Study' }, { key: owner.key });
+  if (res.status !== 201) throw new Error(`study create failed: ${res.status} ${res.text}`);
+  return res.body as { id: string; projectId: string };
+}
