@@ -16,7 +16,7 @@ export default {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|[.]data|[.]tap|coverage)/' },
+    exclude: { path: '^(node_modules|[.]data|[.]tap|[.]scratch|[.]cache|coverage)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
   },

@@ -21,7 +21,8 @@ const own = (type) => [type, { name: '{{ from.captured.name }}' }];
 const kernel = ['kernel-api', 'kernel'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', '.tap/**', 'coverage/**'] },
+  // What .gitignore leaves out of the repository is not linted either (local scratch files, caches).
+  { ignores: ['node_modules/**', '.data/**', '.tap/**', 'coverage/**', '.cache/**', '.scratch/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
