@@ -12,7 +12,7 @@ import { RateLimiter } from './rate-limit.ts';
 import { registerRecordConventions } from './record-routes.ts';
 import { AuthCache } from '../auth/auth-cache.ts';
 import { registerOperations } from './operations.ts';
-import { validatorCompiler } from './validation.ts';
+import { serializerCompiler, validatorCompiler } from './validation.ts';
 import { proxyTransportGuard, tlsServerFactory } from './transport.ts';
 import { buildTools } from '../mcp/tools.ts';
 import { mcpAllowedHosts, registerMcp } from '../mcp/route.ts';
@@ -105,6 +105,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     rewriteUrl: rewriteBetaUrl,
   });
   app.setValidatorCompiler(validatorCompiler());
+  app.setSerializerCompiler(serializerCompiler());
   app.addHook('onRequest', echoRequestId);
   if (config.trustProxy) app.addHook('onRequest', proxyTransportGuard);
   app.addHook('onRequest', async (request, reply) => {

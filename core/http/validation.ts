@@ -2,6 +2,7 @@ import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { TSchema } from '@sinclair/typebox';
+import fastJson from 'fast-json-stringify';
 import type { FieldError } from '../errors.ts';
 import { fieldErrors } from './envelope.ts';
 
@@ -20,7 +21,31 @@ export function validatorCompiler(): FastifySchemaCompiler<unknown> {
   const text = new Ajv({ ...common, coerceTypes: 'array' });
   addFormats(body);
   addFormats(text);
-  return ({ schema, httpPart }) => (httpPart === 'body' ? body : text).compile(schema as object);
+  return ({ schema, httpPart }) => lazyValidator(() => (httpPart === 'body' ? body : text).compile(schema as object));
+}
+
+/**
+ * Compiled on the route's first request, not at start-up: compiling every route's schemas was
+ * most of the app's start-up CPU (each test file, each instance), and a process serves few of
+ * its ~150 routes in its first seconds. Fastify reads `errors` off the function it was given.
+ */
+function lazyValidator(compile: () => ValidateFunction): ValidateFunction {
+  let fn: ValidateFunction | undefined;
+  const validate = ((data: unknown) => {
+    fn ??= compile();
+    const valid = fn(data);
+    validate.errors = fn.errors;
+    return valid;
+  }) as ValidateFunction;
+  return validate;
+}
+
+/** Response serializers (fast-json-stringify, as Fastify's default), compiled on first use like validators. */
+export function serializerCompiler(): (route: { schema: unknown }) => (data: unknown) => string {
+  return ({ schema }) => {
+    let fn: ((data: unknown) => string) | undefined;
+    return (data) => (fn ??= fastJson(schema as never))(data);
+  };
 }
 
 let inputAjv: Ajv | undefined;
