@@ -22,7 +22,13 @@
  * Every handler also takes a slot of the process-wide limiter, so `concurrency` bounds the whole
  * process however many queues there are.
  */
-import { fromKysely, PgBoss, type Db as IDatabase, type JobWithMetadata, type KyselyTransactionLike } from 'pg-boss';
+import type { Db as IDatabase, JobWithMetadata, KyselyTransactionLike, PgBoss } from 'pg-boss';
+
+/**
+ * pg-boss (with its ~130 modules) is loaded by `start`: admin commands that never run or queue
+ * jobs (keys, roles, recount) do not pay for it.
+ */
+let pgBoss: typeof import('pg-boss') | undefined;
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Orm } from '../db/orm.ts';
@@ -174,7 +180,8 @@ export class JobQueue<S = unknown> {
       await this.stop();
     }
     this.#options = options;
-    const boss = new PgBoss({
+    pgBoss ??= await import('pg-boss');
+    const boss = new pgBoss.PgBoss({
       connectionString: options.url,
       schema: SCHEMA,
       // Fetches, completions and heartbeats of every worker share this pool (handlers use the ORM's).
@@ -371,7 +378,8 @@ export function failureReason(output: unknown): string {
 function transactionExecutor(em: EntityManager): IDatabase {
   const trx = em.getTransactionContext();
   if (!trx) throw new Error('jobs.enqueue must be called inside the write transaction (em.transactional)');
-  return fromKysely(trx as unknown as KyselyTransactionLike);
+  if (!pgBoss) throw new Error('jobs.enqueue needs the job queue started (jobs.start)');
+  return pgBoss.fromKysely(trx as unknown as KyselyTransactionLike);
 }
 
 async function ensureQueue(
