@@ -6,11 +6,10 @@ export { definePlugin, type PluginDefinition, type SetupContext, type RegisterCo
 export { AdminError as BootstrapError } from './cli/admin.ts';
 export { createExtensionPoint, type ExtensionPoint } from './kernel/extension-points.ts';
 export { defineRead, defineWrite, withStatus, StatusResult, type OperationContext, type ReadDefinition, type WriteDefinition, type PageResult } from './kernel/operations.ts';
-export { RecordExtensions, type RecordField, type RecordOutput, type RecordHook, type DeleteHook } from './kernel/record-extensions.ts';
 export type { KernelServices } from './kernel/services.ts';
 export type { Actor } from './auth/api-keys.ts';
 export { ADMIN_ROLE } from './auth/api-keys.ts';
-export { HttpError, ValidationError, BadRequestError, ForbiddenError, NotFoundError, ConflictError, type FieldError } from './errors.ts';
+export { HttpError, ValidationError, BadRequestError, ForbiddenError, NotFoundError, ConflictError, VersionConflictError, type FieldError } from './errors.ts';
 export { sql, raw, join, query, queryOne, isoDate, Sql } from './db/sql.ts';
 export type { MigrationDefinition } from './db/orm.ts';
 export { writeTransaction, RestartTransaction } from './db/transaction.ts';
@@ -18,21 +17,16 @@ export { lockRows, lockLocated, lockChildren, LOCK_ORDER, type RowLock, type Loc
 export { classTotal, recordTotal, visibleTotal, OPEN_CLASSES, NIL_ACTOR, type CounterSource, type CounterService } from './counters/index.ts';
 export { fetchPage, pageSchema, type PageRequest, type SortSpec } from './pagination/index.ts';
 export { VISIBILITIES, type Visibility, type AccessColumns } from './permissions/index.ts';
-export { ACTIVITY_CATEGORIES, type ActivityCategory } from './activity/index.ts';
+export { ACTIVITY_CATEGORIES, type ActivityCategory, type ActivityScope } from './activity/index.ts';
 export { withArticle } from './text.ts';
 export { Uuid, NotBlank, Timestamp, DateInput, Nullable, IdParams, StringEnum, parseDateInput } from './schemas.ts';
 export { validateInput } from './http/validation.ts';
 export type { EntityManager } from '@mikro-orm/postgresql';
 export { defineEntity, p } from '@mikro-orm/core';
-export { LIFECYCLE_STATUSES, LIFECYCLE_TRANSITIONS, StatusBody, ArchiveQuery, transition, mergeUpdate, statusWrite, archiveWrite, lifecycleEntityProperties,
-  lifecycleProperties, lifecycleColumns, lifecycleDto, type LifecycleStatus, type LifecycleShape } from './lifecycle.ts';
 export { Type, type Static, type TSchema, type TObject } from '@sinclair/typebox';
-export type { ParentAccess, ParentKind, ParentRegistry } from './parents.ts';
-export { OrganizationRecords, type OrganizationRecordSpec } from './organization-records.ts';
 /** Kernel tables plugins may write through (teams, project access). */
 export { Team, TeamMember, ProjectMember, OrganizationUser } from './entities/index.ts';
 export { OrganizationUserSchema, organizationUserColumns, toOrganizationUserDto, type OrganizationUserRow, type OrganizationUserDto } from './entities/dto.ts';
-export { parentParam, parentParams, parentOf, contributableParentOf, attachedTo, attachedVisible, cascadeWithParents, parentType, parentProperties, attachedColumns, attachedDto, type AttachedRow } from './attachments.ts';
 export { askVendor, vendorStep, vendorEndpoint, vendorUrlProblem, linkExisting, verifyExisting, VendorClient, VendorError, type OutboundPolicy, type VendorClientOptions, type VendorRequest,
   type VendorResponse, type VendorIntegration, type VendorEndpoint, type ExistingLink } from './vendor-http.ts';
 export type { JobContext, JobDefinition, EnqueueOptions, JobQueue } from './jobs/index.ts';
@@ -40,5 +34,4 @@ export { StepFailedError, retryInitializationWrite, STEP_STATUSES, type Provisio
   type StepResult, type StepStatus, type ExecutorOptions, type ProvisionedKind, type RecordScope, type AddStepInput } from './provisioning/index.ts';
 export { splitSecretFields, publicFields, type SecretBox } from './secrets.ts';
 export { storageRootProblem } from './storage-roots.ts';
-export { registerLifecycleRecord, registerRecordKind, type LifecycleRecordOptions, type LifecycleRecordService, type RecordKindOptions, type RecordPlace } from './records.ts';
 export { creationTime } from './db/timestamps.ts';

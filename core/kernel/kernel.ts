@@ -4,7 +4,6 @@ import type { Config } from '../config.ts';
 import { ActivityService } from '../activity/index.ts';
 import { PermissionService } from '../permissions/index.ts';
 import { CounterService } from '../counters/index.ts';
-import { ParentRegistry } from '../parents.ts';
 import { JobQueue } from '../jobs/index.ts';
 import { ProvisioningService } from '../provisioning/index.ts';
 import { SecretBox } from '../secrets.ts';
@@ -13,6 +12,7 @@ import { kernelMigrations } from '../entities/migrations.ts';
 import { idempotencyMigrations } from '../http/idempotency.ts';
 import type { MigrationDefinition } from '../db/orm.ts';
 import { ExtensionRegistry } from './extension-points.ts';
+import { StartupSignal } from './startup-signal.ts';
 import { loadPlugins, PluginLoadError } from './loader.ts';
 import type { ReadDefinition, WriteDefinition } from './operations.ts';
 import type { PluginDefinition } from './plugin.ts';
@@ -36,12 +36,13 @@ export interface Kernel {
 export function assembleKernel(config: Config, plugins: PluginDefinition[], log: FastifyBaseLogger): Kernel {
   const activity = new ActivityService();
   const jobs = new JobQueue();
+  const startup = new StartupSignal();
   const services: KernelServices = {
     config,
     permissions: new PermissionService(),
     counters: new CounterService(),
     activity,
-    parents: new ParentRegistry(),
+    startup,
     jobs,
     provisioning: new ProvisioningService(jobs, activity),
     secrets: SecretBox.fromConfig(config),
@@ -73,6 +74,7 @@ export function assembleKernel(config: Config, plugins: PluginDefinition[], log:
     states.set(plugin, state);
   }
   extensions.freeze();
+  startup.end();
   for (const plugin of plugins) {
     plugin.register?.({
       plugin: plugin.name,

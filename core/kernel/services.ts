@@ -1,7 +1,7 @@
 import type { Config } from '../config.ts';
 import type { ActivityService } from '../activity/index.ts';
 import type { PermissionService } from '../permissions/index.ts';
-import type { ParentRegistry } from '../parents.ts';
+import type { StartupSignal } from './startup-signal.ts';
 import type { JobQueue } from '../jobs/index.ts';
 import type { ProvisioningService } from '../provisioning/index.ts';
 import type { SecretBox } from '../secrets.ts';
@@ -12,8 +12,8 @@ export interface KernelServices {
   config: Config;
   permissions: PermissionService;
   activity: ActivityService;
-  /** Record kinds other records attach to (projects, studies, assays), registered by their plugins. */
-  parents: ParentRegistry;
+  /** Tells when start-up ends, so registries outside the kernel freeze with its own. */
+  startup: Pick<StartupSignal, 'ended' | 'onEnd'>;
   /** The durable job queue (pg-boss): define jobs in setup, enqueue inside write transactions. */
   jobs: JobQueue;
   /** External work after a record is created, with record status INITIALIZING → ACTIVE / INITIALIZATION_FAILED. */

@@ -3,13 +3,13 @@ import {
   NotFoundError,
   queryOne,
   raw,
-  RecordExtensions,
   sql,
   type Actor,
   type KernelServices,
   type OperationContext,
   type Sql,
 } from '../../core/public.ts';
+import type { RecordExtensions } from '../../lib/records/index.ts';
 import { studyAccess } from '../studies/extensions.ts';
 
 /** An assay as other plugins see it in hooks (`projectId` is its study's project). */

@@ -5,14 +5,15 @@ import {
   query,
   queryOne,
   raw,
-  RecordExtensions,
   sql,
   type AccessColumns,
   type Actor,
   type KernelServices,
   type OperationContext,
   type Sql,
+  retryInitializationWrite,
 } from '../../core/public.ts';
+import type { InitializingHook, RecordAccess, RecordExtensions } from '../../lib/records/index.ts';
 
 /** A project as other plugins see it in hooks. */
 export interface ProjectRecord {
@@ -81,6 +82,21 @@ export function visibleProjectTotal(actor: Actor): Sql {
 export function visibleChildTotal(actor: Actor, kind: string, categories?: readonly string[]): Sql {
   return visibleTotal(actor, kind, privateGrantTotal(actor, kind, categories), categories);
 }
+
+/** How the actor reaches the project aliased `alias` (the lifecycle record's access). */
+export function projectAccessSql(services: KernelServices, actor: Actor, alias: string): RecordAccess {
+  return { visible: projectVisibleTo(services, actor, alias), contributable: projectContributableBy(services, actor, alias) };
+}
+
+/**
+ * Provisioning moves projects, studies and assays through INITIALIZING (storage folders,
+ * notebook entries, repositories ...): the record library's initializing hook for the three.
+ */
+export const provisioned: InitializingHook = {
+  register: (ctx, kind) => ctx.services.provisioning.registerKind(ctx.plugin, kind),
+  retry: (ctx, kind, record) => ctx.services.provisioning.retry(ctx, kind, record),
+  write: retryInitializationWrite,
+};
 
 /** SQL expression: the actor may contribute to the project aliased `alias`. */
 export function projectContributableBy(services: KernelServices, actor: Actor, alias: string): Sql {

@@ -3,7 +3,6 @@ import {
   NotFoundError,
   queryOne,
   raw,
-  RecordExtensions,
   sql,
   type Actor,
   type KernelServices,
@@ -12,6 +11,7 @@ import {
   type Sql,
   type TSchema,
 } from '../../core/public.ts';
+import type { RecordExtensions } from '../../lib/records/index.ts';
 import { projectContributableBy, projectVisibleTo } from '../projects/extensions.ts';
 
 /** A study as other plugins see it in hooks. */
