@@ -74,7 +74,6 @@ export function assembleKernel(config: Config, plugins: PluginDefinition[], log:
     states.set(plugin, state);
   }
   extensions.freeze();
-  startup.end();
   for (const plugin of plugins) {
     plugin.register?.({
       plugin: plugin.name,
@@ -84,6 +83,8 @@ export function assembleKernel(config: Config, plugins: PluginDefinition[], log:
       write: (def) => writes.push(def),
     }, states.get(plugin));
   }
+  // Registries outside the kernel close here: `register` may still add to them (delete cascades).
+  startup.end();
   return { plugins, services, entities, migrations, reads, writes };
 }
 

@@ -1,12 +1,12 @@
 /**
- * The end of start-up (every plugin's `setup` done), for registries kept outside the kernel
- * (e.g. the record library's) to freeze at the same moment as the kernel's extension points.
+ * The end of start-up (every plugin's `setup` and `register` done), for registries kept outside
+ * the kernel (e.g. the record library's) to freeze: a later registration is a bug.
  */
 export class StartupSignal {
   #ended = false;
   #hooks: (() => void)[] = [];
 
-  /** True once every plugin's setup has run. */
+  /** True once every plugin's setup and register have run. */
   get ended(): boolean {
     return this.#ended;
   }
@@ -17,7 +17,7 @@ export class StartupSignal {
     else this.#hooks.push(hook);
   }
 
-  /** Called by the kernel once, after the last plugin's setup. */
+  /** Called by the kernel once, after the last plugin's register. */
   end(): void {
     this.#ended = true;
     for (const hook of this.#hooks.splice(0)) hook();
