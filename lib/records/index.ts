@@ -23,15 +23,15 @@ export {
 /** A lifecycle record kind declared by its plugin, its shared service and its operation definitions. */
 export {
   defineLifecycleRecord,
-  lifecycleOperations,
   newId,
   LifecycleRecords,
   type LifecycleRecordDeclaration,
-  type LifecycleOperationOptions,
   type LifecycleEntity,
   type RecordAccess,
   type InitializingHook,
 } from './records.ts';
+/** The operation definitions of a lifecycle record kind, for its manifest to register. */
+export { lifecycleOperations, type LifecycleOperationOptions } from './lifecycle-operations.ts';
 /** The parent kinds of a kernel (what attached records sit in) and where an attached record sits. */
 export { parentKinds, ParentRegistry, type ParentAccess, type ParentKind } from './parents.ts';
 /** Helpers for records attached to a parent (routes per parent kind, visibility, cascade, DTO fields). */
