@@ -111,10 +111,13 @@ const upperFirst = (s: string) => s[0].toUpperCase() + s.slice(1);
  * Made by `defineLifecycleRecord`.
  */
 export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: string }, Dto extends { id: string }, R extends { id: string }> {
+  /** The kind's declaration. */
   readonly d: LifecycleRecordDeclaration<E, Row, Dto, R>;
   readonly extensions: RecordExtensions<R>;
   readonly services: KernelServices;
   #selected?: Sql;
+  /** The parent kind's records (declared before, by a plugin this one depends on). */
+  readonly #parent?: LifecycleRecords<any, any, any, any>;
   /** The ids an activity entry of this kind carries, besides its own: its ancestors'. */
   readonly ancestors: string[];
 
@@ -122,18 +125,12 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
     this.d = d;
     this.extensions = d.extensions;
     this.services = services;
-    const parent = d.parent && this.#kindOf(d.parent.kind);
-    this.ancestors = parent ? [...parent.ancestors, idField(parent.d.kind)] : [];
-  }
-
-  #kindOf(kind: string) {
-    const found = kinds.get(parentKinds(this.services).get(kind)!);
-    if (!found) throw new Error(`${this.d.kind} records sit in ${kind} records, which no enabled plugin declares`);
-    return found;
-  }
-
-  get #parent() {
-    return this.d.parent && this.#kindOf(this.d.parent.kind);
+    if (d.parent) {
+      const entry = parentKinds(services).get(d.parent.kind);
+      this.#parent = entry && kinds.get(entry);
+      if (!this.#parent) throw new Error(`${d.kind} records sit in ${d.parent.kind} records, which no enabled plugin declares`);
+    }
+    this.ancestors = this.#parent ? [...this.#parent.ancestors, idField(this.#parent.d.kind)] : [];
   }
 
   /** The record's columns plus the fields other plugins contribute (one query per read). */
@@ -160,9 +157,9 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
     return this.d.record ? this.d.record(entity, scope) : (entity as unknown as R);
   }
 
-  async #dtos(ctx: OperationContext, rows: Row[], decorated = true): Promise<Dto[]> {
+  async #dtos(ctx: OperationContext, rows: Row[]): Promise<Dto[]> {
     const dtos = rows.map((r) => this.d.toDto(r, this.scope(r.id, r)));
-    return this.extensions.decorate(ctx.em, dtos, decorated ? rows : undefined);
+    return this.extensions.decorate(ctx.em, dtos, rows);
   }
 
   async list(ctx: OperationContext, page: PageRequest, parentId?: string): Promise<PageResult<Dto>> {
@@ -363,17 +360,20 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
     return sql`exists (select 1 ${from} where ${raw(a)}.id = ${id} and ${visible} offset 0)`;
   }
 
-  /** Where the record with this id sits, without an actor (provisioning); undefined once deleted. */
+  /**
+   * Where the record with this id sits, without an actor (provisioning): up the parent chain, one
+   * row per level. Undefined once it (or an ancestor) is gone.
+   */
   async locate(em: EntityManager, id: string): Promise<ActivityScope | undefined> {
-    const a = this.d.alias;
-    const join = this.d.access(this.services, NO_ACTOR, a).join ?? raw('');
-    const row = await queryOne<Row>(em, sql`select ${this.d.columns} from ${raw(this.d.table)} ${raw(a)} ${join} where ${raw(a)}.id = ${id}::uuid`);
-    return row ? this.scope(id, row) : undefined;
+    const parent = this.#parent;
+    const up = parent ? raw(column(this.d.parent!.field)) : raw('null');
+    const row = await queryOne<{ parentId: string | null }>(em, sql`select ${up} as "parentId" from ${raw(this.d.table)} where id = ${id}::uuid`);
+    if (!row) return undefined;
+    if (!parent) return this.scope(id, {});
+    const ancestors = await parent.locate(em, row.parentId!);
+    return ancestors && this.scope(id, ancestors);
   }
 }
-
-// Joins never depend on the actor; visibility is not asked for when locating.
-const NO_ACTOR = { keyId: '', userId: '', organizationId: '', organizationUserId: '', roles: [], isAdmin: true } as Actor;
 
 // The declared kinds, by their parent-registry entry (one per kernel through `parentKinds`).
 const kinds = new WeakMap<object, LifecycleRecords<any, any, any, any>>();
