@@ -185,12 +185,15 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
     return dto;
   }
 
-  /** The record if the actor may view it (else 404), with whether they may contribute. */
-  async #find(ctx: OperationContext, id: string): Promise<Row & { canContribute: boolean }> {
+  /**
+   * The record if the actor may view it (else 404), with whether they may contribute; `lean`
+   * leaves out the contributed fields (an access check needs none).
+   */
+  async #find(ctx: OperationContext, id: string, lean = false): Promise<Row & { canContribute: boolean }> {
     const { from, visible, contributable } = this.#from(ctx);
     const row = await queryOne<Row & { canContribute: boolean }>(
       ctx.em,
-      sql`select ${this.#columns}, ${contributable} as "canContribute" ${from} where ${raw(this.d.alias)}.id = ${id} and ${visible}`,
+      sql`select ${lean ? this.d.columns : this.#columns}, ${contributable} as "canContribute" ${from} where ${raw(this.d.alias)}.id = ${id} and ${visible}`,
     );
     if (!row) throw new NotFoundError(this.d.label, id);
     return row;
@@ -198,7 +201,7 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
 
   /** The record as a parent: 404 naming it when not viewable. */
   async access(ctx: OperationContext, id: string): Promise<ParentAccess> {
-    const row = await this.#find(ctx, id);
+    const row = await this.#find(ctx, id, true);
     return { kind: this.d.kind, id, ...this.scope(id, row), canContribute: row.canContribute };
   }
 
@@ -213,7 +216,7 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
       ...(await this.d.locks(ctx, id, 'update')),
       ...(targetParentId && parent ? await parent.d.locks(ctx, targetParentId, 'share') : []),
     ]);
-    const row = await this.#find(ctx, id);
+    const row = await this.#find(ctx, id, true);
     ctx.services.permissions.assertContributor(row);
     const entity = (await ctx.em.findOneOrFail(this.d.entity, { id, organizationId: ctx.actor.organizationId })) as E;
     return { entity, scope: this.scope(id, row) };

@@ -1,9 +1,7 @@
 import {
   visibleTotal,
   createExtensionPoint,
-  NotFoundError,
   query,
-  queryOne,
   raw,
   sql,
   type AccessColumns,
@@ -13,7 +11,7 @@ import {
   type Sql,
   retryInitializationWrite,
 } from '../../core/public.ts';
-import type { InitializingHook, RecordAccess, RecordExtensions } from '../../lib/records/index.ts';
+import { parentKinds, type InitializingHook, type RecordAccess, type RecordExtensions, type ParentAccess } from '../../lib/records/index.ts';
 
 /** A project as other plugins see it in hooks. */
 export interface ProjectRecord {
@@ -107,14 +105,8 @@ export function projectContributableBy(services: KernelServices, actor: Actor, a
  * The project as the actor sees it, for a child record's permission check:
  * 404 (naming the project) when not viewable, else whether the actor may contribute.
  */
-export async function projectAccess(ctx: OperationContext, projectId: string): Promise<{ id: string; canContribute: boolean }> {
-  const row = await queryOne<{ id: string; canContribute: boolean }>(
-    ctx.em,
-    sql`select p.id, ${projectContributableBy(ctx.services, ctx.actor, 'p')} as "canContribute"
-          from project p where p.id = ${projectId} and ${projectVisibleTo(ctx.services, ctx.actor, 'p')}`,
-  );
-  if (!row) throw new NotFoundError('Project', projectId);
-  return row;
+export function projectAccess(ctx: OperationContext, projectId: string): Promise<ParentAccess> {
+  return parentKinds(ctx.services).get('project')!.access(ctx, projectId);
 }
 
 /**
