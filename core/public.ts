@@ -17,7 +17,7 @@ export { lockRows, lockLocated, lockChildren, LOCK_ORDER, type RowLock, type Loc
 export { classTotal, recordTotal, visibleTotal, OPEN_CLASSES, NIL_ACTOR, type CounterSource, type CounterService } from './counters/index.ts';
 export { fetchPage, pageSchema, type PageRequest, type SortSpec } from './pagination/index.ts';
 export { VISIBILITIES, type Visibility, type AccessColumns } from './permissions/index.ts';
-export { ACTIVITY_CATEGORIES, type ActivityCategory, type ActivityScope } from './activity/index.ts';
+export { ACTIVITY_CATEGORIES, type ActivityCategory, type ActivityScope, type ActivityService } from './activity/index.ts';
 export { withArticle } from './text.ts';
 export { Uuid, NotBlank, Timestamp, DateInput, Nullable, IdParams, StringEnum, parseDateInput } from './schemas.ts';
 export { validateInput } from './http/validation.ts';
@@ -27,11 +27,6 @@ export { Type, type Static, type TSchema, type TObject } from '@sinclair/typebox
 /** Kernel tables plugins may write through (teams, project access). */
 export { Team, TeamMember, ProjectMember, OrganizationUser } from './entities/index.ts';
 export { OrganizationUserSchema, organizationUserColumns, toOrganizationUserDto, type OrganizationUserRow, type OrganizationUserDto } from './entities/dto.ts';
-export { askVendor, vendorStep, vendorEndpoint, vendorUrlProblem, linkExisting, verifyExisting, VendorClient, VendorError, type OutboundPolicy, type VendorClientOptions, type VendorRequest,
-  type VendorResponse, type VendorIntegration, type VendorEndpoint, type ExistingLink } from './vendor-http.ts';
 export type { JobContext, JobDefinition, EnqueueOptions, JobQueue } from './jobs/index.ts';
-export { StepFailedError, retryInitializationWrite, STEP_STATUSES, type ProvisioningService, type ProvisioningStep, type StepContext, type StepExecutor,
-  type StepResult, type StepStatus, type ExecutorOptions, type ProvisionedKind, type RecordScope, type AddStepInput } from './provisioning/index.ts';
-export { splitSecretFields, publicFields, type SecretBox } from './secrets.ts';
-export { storageRootProblem } from './storage-roots.ts';
+export type { SecretBox } from './secrets.ts';
 export { creationTime } from './db/timestamps.ts';

@@ -5,6 +5,7 @@ import type { Runtime, RuntimeOptions } from '../runtime.ts';
 import { AdminError } from './errors.ts';
 import { UsageError, commandHelp, listHelp, parseCommand, wantsHelp, type Command } from './args.ts';
 import { progressReporter } from './progress.ts';
+import { newPluginCommand } from './new-plugin.ts';
 
 // The runtime, the server and the admin services are imported when a command runs, so that
 // `--help`, `--version` and usage errors answer at once, whatever the environment, and never
@@ -166,6 +167,8 @@ const COMMANDS: Command[] = [
       });
     },
   },
+  // Needs no database: it only writes files (core/cli/new-plugin.ts).
+  newPluginCommand,
 ];
 
 const GROUPS = ['keys', 'roles'];

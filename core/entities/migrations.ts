@@ -94,7 +94,7 @@ export const kernelMigrations: MigrationDefinition[] = [
   {
     name: 'kernel-0003-provisioning',
     sql: [
-      // One row per external step of a record's provisioning (core/provisioning): the job queue
+      // One row per external step of a record's provisioning (lib/integrations/provisioning.ts): the job queue
       // runs it; the row keeps its status and result, so a rerun never repeats finished work.
       `create table provisioning_step (
         id uuid primary key,

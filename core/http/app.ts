@@ -19,6 +19,7 @@ import { mcpAllowedHosts, registerMcp } from '../mcp/route.ts';
 import { registerMetrics } from './metrics.ts';
 import { openapiOptions } from '../openapi/index.ts';
 import { RequestLogController } from '../logging/request-log.ts';
+import { callerPath, isBeta, rewriteBetaUrl, successorOf } from './beta-alias.ts';
 
 export interface AppOptions {
   kernel: Kernel;
@@ -28,9 +29,9 @@ export interface AppOptions {
   logger?: FastifyBaseLogger;
 }
 
-const GATED_PREFIXES = ['/api/v1', '/api/beta', '/mcp', '/docs'];
+const GATED_PREFIXES = ['/api/v1', '/mcp', '/docs'];
 const notFound = (request: FastifyRequest, reply: FastifyReply) =>
-  sendError(request, reply, 404, `Route ${request.method} ${request.url.split('?')[0]} not found`);
+  sendError(request, reply, 404, `Route ${request.method} ${callerPath(request)} not found`);
 const startsWithSegment = (url: string, prefix: string) => url === prefix || url.startsWith(prefix + '/') || url.startsWith(prefix + '?');
 
 /**
@@ -60,13 +61,6 @@ function safeDecode(segment: string): string {
   } catch {
     return segment;
   }
-}
-
-/** `/api/beta/x/y?q` → `/api/v1/x/y`, keeping the caller's own spelling of the rest of the path. */
-function successorOf(url: string): string {
-  const rest = url.split('?')[0].replace(/^\/[^/]*\/[^/]*/, '');
-  // Anything outside visible ASCII, and the delimiters of a Link value, stays percent-encoded.
-  return '/api/v1' + rest.replace(/[^\x21-\x7e]|[<>"]/g, (c) => encodeURIComponent(c));
 }
 
 /** Builds the HTTPS application: transport guard, mounts, auth, operations, MCP and docs. */
@@ -108,6 +102,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
     // One line per request, its URL redacted (core/logging/request-log.ts).
     logController: new RequestLogController(),
+    rewriteUrl: rewriteBetaUrl,
   });
   app.setValidatorCompiler(validatorCompiler());
   app.addHook('onRequest', echoRequestId);
@@ -115,10 +110,10 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     const mount = mountOf(request);
     if (!config.enterprise && mount) return notFound(request, reply);
-    if (mount === '/api/beta') {
+    if (isBeta(request)) {
       // The beta mount is deprecated: name its successor on every response.
       reply.header('deprecation', 'true');
-      reply.header('link', `<${successorOf(request.url)}>; rel="successor-version"`);
+      reply.header('link', `<${successorOf(request)}>; rel="successor-version"`);
     }
   });
   // Requests are JSON only (spec: content type): any other body is 415, not a string to validate.
@@ -149,20 +144,18 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const limiter = config.rateLimitPerMinute > 0 ? new RateLimiter(config.rateLimitPerMinute) : undefined;
   const authHook = (auth = apiKeyAuth(orm, authCache, limiter));
   registerMetrics(app, { orm, services: kernel.services, auth: authHook });
-  for (const [prefix, hidden] of [['/api/v1', false], ['/api/beta', true]] as const) {
-    await app.register(
-      async (api) => {
-        api.addHook('onRequest', authHook);
-        // Unknown routes under the mount are authenticated too (the mount's onRequest hooks run
-        // for its own not-found handler): no probing without a key.
-        api.setNotFoundHandler(notFound);
-        // ETag/If-Match/Location attach as the operations' routes are declared.
-        registerRecordConventions(api, { reads: kernel.reads, writes: kernel.writes, orm, services: kernel.services });
-        registerOperations(api, { reads: kernel.reads, writes: kernel.writes, orm, services: kernel.services, hidden });
-      },
-      { prefix },
-    );
-  }
+  await app.register(
+    async (api) => {
+      api.addHook('onRequest', authHook);
+      // Unknown routes under the mount are authenticated too (the mount's onRequest hooks run
+      // for its own not-found handler): no probing without a key.
+      api.setNotFoundHandler(notFound);
+      // ETag/If-Match/Location attach as the operations' routes are declared.
+      registerRecordConventions(api, { reads: kernel.reads, writes: kernel.writes, orm, services: kernel.services });
+      registerOperations(api, { reads: kernel.reads, writes: kernel.writes, orm, services: kernel.services });
+    },
+    { prefix: '/api/v1' },
+  );
   await app.register(
     async (internal) => {
       internal.addHook('onRequest', internalMountGuard);

@@ -4,6 +4,7 @@ import { HttpError, ValidationError, type FieldError } from '../errors.ts';
 import { databaseFailure } from '../db/errors.ts';
 import { unauthorized } from './auth.ts';
 import { PreconditionFailedError, preconditionFailure } from './conditional.ts';
+import { callerPath } from './beta-alias.ts';
 
 /** The spec's error envelope. 401 and 403 never carry one (empty body). */
 export interface ErrorEnvelope {
@@ -33,7 +34,7 @@ export function envelope(statusCode: number, message: string, path: string, erro
 
 /** The envelope, whatever the status (see sendError for the usual rule). */
 export function sendEnvelope(request: FastifyRequest, reply: FastifyReply, statusCode: number, message: string, errors?: FieldError[]) {
-  const path = request.url.split('?')[0];
+  const path = callerPath(request);
   return reply.code(statusCode).type('application/json; charset=utf-8').send(envelope(statusCode, message, path, errors));
 }
 

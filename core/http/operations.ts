@@ -60,22 +60,21 @@ function queryFor(def: ReadDefinition): TObject | undefined {
 const defined = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 
-/** Declares every operation on a mount (`/api/v1`, or the hidden `/api/beta` alias). */
+/** Declares every operation on the `/api/v1` mount (`/api/beta` is rewritten to it, core/http/beta-alias.ts). */
 export function registerOperations(
   app: FastifyInstance,
-  opts: { reads: ReadDefinition[]; writes: WriteDefinition[]; orm: Orm; services: KernelServices; hidden: boolean },
+  opts: { reads: ReadDefinition[]; writes: WriteDefinition[]; orm: Orm; services: KernelServices },
 ) {
-  const { orm, services, hidden } = opts;
+  const { orm, services } = opts;
   const idempotent = idempotency(orm);
   for (const def of opts.reads) {
     app.route({
       method: 'GET',
       url: def.path,
       schema: defined({
-        operationId: hidden ? undefined : def.name,
+        operationId: def.name,
         description: def.description,
         tags: def.tags,
-        hide: hidden,
         security: SECURITY,
         params: def.params,
         querystring: queryFor(def),
@@ -99,10 +98,9 @@ export function registerOperations(
       method: def.method,
       url: def.path,
       schema: defined({
-        operationId: hidden ? undefined : def.operationId,
+        operationId: def.operationId,
         description: def.description,
         tags: def.tags,
-        hide: hidden,
         security: SECURITY,
         params: def.params,
         querystring: def.query,

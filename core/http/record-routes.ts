@@ -3,6 +3,7 @@ import type { ReadDefinition, WriteDefinition } from '../kernel/operations.ts';
 import type { KernelServices } from '../kernel/services.ts';
 import type { Orm } from '../db/orm.ts';
 import { entityTagOnSend, ifMatchGuard } from './conditional.ts';
+import { isBeta } from './beta-alias.ts';
 
 /** The `:name` parameters of a route pattern, in order. */
 export function paramNames(pattern: string): string[] {
@@ -29,7 +30,7 @@ function createdRecordUrl(write: WriteDefinition, reads: ReadDefinition[]): { pa
 }
 
 /** The record a path acts on: the longest item GET that is the path itself or one of its prefixes. */
-function recordRead(path: string, reads: ReadDefinition[]): ReadDefinition | undefined {
+export function recordRead(path: string, reads: ReadDefinition[]): ReadDefinition | undefined {
   return reads
     .filter((r) => !r.paged && (path === r.path || path.startsWith(r.path + '/')))
     .sort((a, b) => b.path.length - a.path.length)[0];
@@ -42,7 +43,7 @@ function locationHook(url: { pattern: string; idParam?: string }, prefix: string
     if (reply.statusCode === 201 && typeof id === 'string') {
       const params: Record<string, unknown> = { ...(request.params as object) };
       if (url.idParam) params[url.idParam] = id;
-      reply.header('location', prefix + fillPath(url.pattern, params));
+      reply.header('location', (isBeta(request) ? '/api/beta' : prefix) + fillPath(url.pattern, params));
     }
     return payload;
   };

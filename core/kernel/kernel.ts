@@ -5,7 +5,6 @@ import { ActivityService } from '../activity/index.ts';
 import { PermissionService } from '../permissions/index.ts';
 import { CounterService } from '../counters/index.ts';
 import { JobQueue } from '../jobs/index.ts';
-import { ProvisioningService } from '../provisioning/index.ts';
 import { SecretBox } from '../secrets.ts';
 import { kernelEntities } from '../entities/index.ts';
 import { kernelMigrations } from '../entities/migrations.ts';
@@ -44,7 +43,6 @@ export function assembleKernel(config: Config, plugins: PluginDefinition[], log:
     activity,
     startup,
     jobs,
-    provisioning: new ProvisioningService(jobs, activity),
     secrets: SecretBox.fromConfig(config),
   };
   const extensions = new ExtensionRegistry();

@@ -3,7 +3,6 @@ import type { ActivityService } from '../activity/index.ts';
 import type { PermissionService } from '../permissions/index.ts';
 import type { StartupSignal } from './startup-signal.ts';
 import type { JobQueue } from '../jobs/index.ts';
-import type { ProvisioningService } from '../provisioning/index.ts';
 import type { SecretBox } from '../secrets.ts';
 import type { CounterService } from '../counters/index.ts';
 
@@ -16,8 +15,6 @@ export interface KernelServices {
   startup: Pick<StartupSignal, 'ended' | 'onEnd'>;
   /** The durable job queue (pg-boss): define jobs in setup, enqueue inside write transactions. */
   jobs: JobQueue;
-  /** External work after a record is created, with record status INITIALIZING → ACTIVE / INITIALIZATION_FAILED. */
-  provisioning: ProvisioningService;
   /** Seals and opens stored credentials (AES-256-GCM, LABDATA_SECRET_KEY). */
   secrets: SecretBox;
   /** Exact page totals kept by triggers; plugins register their part of `labdata recount`. */

@@ -14,7 +14,7 @@ export class RequestLogController extends LogController {
     const actor = request.actor;
     const line = {
       method: request.method,
-      url: redactUrl(request.url),
+      url: redactUrl(request.originalUrl),
       // The pattern the router matched (`/api/v1/projects/:projectId`); absent for unknown routes.
       route: request.routeOptions.url,
       status: reply.statusCode,
@@ -27,6 +27,6 @@ export class RequestLogController extends LogController {
   }
 
   override routeNotFound(request: FastifyRequest) {
-    request.log.info(`Route ${request.method}:${redactUrl(request.url)} not found`);
+    request.log.info(`Route ${request.method}:${redactUrl(request.originalUrl)} not found`);
   }
 }

@@ -13,11 +13,15 @@ import type { KernelServices } from '../kernel/services.ts';
 import { executeRead, operationContext } from '../http/operations.ts';
 import type { Actor } from '../auth/api-keys.ts';
 import type { ToolEntry } from './tools.ts';
+import { fastCall, okResponse, rpcErrorResponse, toolErrorResponse, type FastCall } from './fast-call.ts';
 
 const errorResult = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
 
 /** How a tool call ended, for its log line: `ok`, a client mistake (`invalid_arguments`, `not_found`, ...), or `error`. */
 type Outcome = 'ok' | 'invalid_arguments' | 'not_found' | 'forbidden' | 'client_error' | 'error';
+
+/** What a tool answered: the record's JSON text, or an error text for the agent (isError). */
+type ToolAnswer = { text: string; isError: boolean };
 
 async function callTool(
   entry: ToolEntry,
@@ -26,22 +30,21 @@ async function callTool(
   orm: Orm,
   services: KernelServices,
   log: FastifyRequest['log'],
-): Promise<{ result: CallToolResult; outcome: Outcome }> {
+): Promise<{ answer: ToolAnswer; outcome: Outcome }> {
+  const failed = (text: string, outcome: Outcome) => ({ answer: { text, isError: true }, outcome });
   const checked = entry.validate(args ?? {});
-  if (!checked.valid) return { result: errorResult(`Invalid arguments for ${entry.tool.name}: ${checked.errorMessage}`), outcome: 'invalid_arguments' };
+  if (!checked.valid) return failed(`Invalid arguments for ${entry.tool.name}: ${checked.errorMessage}`, 'invalid_arguments');
   try {
     const result = await executeRead(entry.read, operationContext(actor, orm, services, log), entry.input(checked.data));
-    const text = entry.serialize(result);
-    return { result: { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) }, outcome: 'ok' };
+    return { answer: { text: entry.serialize(result), isError: false }, outcome: 'ok' };
   } catch (err) {
     // Client errors are normal tool results the agent can act on: not found (including "not
     // viewable" and other organizations), forbidden, invalid input with its field messages.
     if (err instanceof ValidationError && err.errors.length > 0) {
-      return { result: errorResult(`${err.message}: ${err.errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`), outcome: 'invalid_arguments' };
+      return failed(`${err.message}: ${err.errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`, 'invalid_arguments');
     }
     if (err instanceof HttpError && err.statusCode < 500) {
-      const outcome = err.statusCode === 404 ? 'not_found' : err.statusCode === 403 ? 'forbidden' : 'client_error';
-      return { result: errorResult(err.message), outcome };
+      return failed(err.message, err.statusCode === 404 ? 'not_found' : err.statusCode === 403 ? 'forbidden' : 'client_error');
     }
     const failure = databaseFailure(err);
     if (failure?.status === 503) {
@@ -49,12 +52,16 @@ async function callTool(
       log.warn({ err, tool: entry.tool.name }, 'tool call failed: database unavailable');
       throw unavailable(failure);
     }
-    if (failure) return { result: errorResult(failure.message), outcome: 'client_error' };
+    if (failure) return failed(failure.message, 'client_error');
     // Anything else may carry SQL or internals: log it, tell the agent only that it failed.
     log.error({ err, tool: entry.tool.name }, 'tool call failed');
-    return { result: errorResult('Internal error while running the tool'), outcome: 'error' };
+    return failed('Internal error while running the tool', 'error');
   }
 }
+
+/** The SDK's CallToolResult for an answer (structuredContent equals the REST body). */
+const toolResult = ({ text, isError }: ToolAnswer): CallToolResult =>
+  isError ? errorResult(text) : { content: [{ type: 'text', text }], structuredContent: JSON.parse(text) };
 
 /** JSON-RPC server error for "try again later" (the range -32000 to -32099 is the server's own). */
 const UNAVAILABLE_CODE = -32001;
@@ -160,6 +167,22 @@ export function registerMcp(
   const allowed = new Set(['localhost', ...opts.allowedHosts.map((h) => hostName(h) ?? h.toLowerCase())]);
   const toolList = [...opts.tools.values()].map((e) => e.tool);
 
+  /** A single tools/call of a known tool (core/mcp/fast-call.ts): same answer, no SDK server per request. */
+  async function answerFast(call: FastCall, request: FastifyRequest, reply: FastifyReply) {
+    const started = performance.now();
+    let body: string;
+    try {
+      const { answer, outcome } = await callTool(call.entry, call.arguments, request.actor!, opts.orm, opts.services, request.log);
+      logToolCall(request.log, request.actor!, call.entry.tool.name, started, outcome);
+      body = answer.isError ? toolErrorResponse(call.id, answer.text) : okResponse(call.id, answer.text);
+    } catch (err) {
+      const error = err as { code?: unknown; message?: string; data?: unknown };
+      body = rpcErrorResponse(call.id, { code: Number.isSafeInteger(error.code) ? (error.code as number) : ErrorCode.InternalError, message: error.message ?? 'Internal error', data: error.data });
+    }
+    // A Buffer keeps the SDK's exact header (Fastify appends a charset to string payloads).
+    return reply.code(200).header('content-type', 'application/json').send(Buffer.from(body));
+  }
+
   app.register(async (mcp) => {
     // DNS-rebinding protection: a browser tricked into calling us carries a foreign Host/Origin.
     mcp.addHook('onRequest', async (request, reply) => {
@@ -190,6 +213,8 @@ export function registerMcp(
     });
     mcp.post('/mcp', { schema: { hide: true } }, async (request, reply) => {
       const actor = request.actor!;
+      const call = fastCall(request, opts.tools);
+      if (call) return answerFast(call, request, reply);
       const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS });
       server.server.registerCapabilities({ tools: { listChanged: false } });
       server.server.setRequestHandler(ListToolsRequestSchema, async (req) => {
@@ -204,9 +229,9 @@ export function registerMcp(
           logToolCall(request.log, actor, req.params.name.slice(0, 128), started, 'unknown_tool');
           throw invalidParams(`Unknown tool: ${req.params.name}`);
         }
-        const { result, outcome } = await callTool(entry, req.params.arguments, actor, opts.orm, opts.services, request.log);
+        const { answer, outcome } = await callTool(entry, req.params.arguments, actor, opts.orm, opts.services, request.log);
         logToolCall(request.log, actor, entry.tool.name, started, outcome);
-        return result;
+        return toolResult(answer);
       });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       // Hijacked replies bypass Fastify's header handling: copy what the hooks set (HSTS, ...).

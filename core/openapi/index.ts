@@ -2,6 +2,8 @@ import type { SwaggerOptions } from '@fastify/swagger';
 import type { TSchema } from '@sinclair/typebox';
 import type { Kernel } from '../kernel/kernel.ts';
 import { summaryOf } from '../kernel/operations.ts';
+import { recordRead } from '../http/record-routes.ts';
+import { isCreate } from '../http/idempotency.ts';
 
 /**
  * The OpenAPI document of the public v1 surface (spec, "Machine-readable description and
@@ -53,19 +55,58 @@ const ERROR_RESPONSES = {
   },
   Unauthorized: { description: 'No valid API key (missing, malformed, expired or revoked); empty body' },
   Forbidden: { description: 'The record is visible but the caller may not change it (contributors, owners or admins only); empty body' },
+  TooManyRequests: {
+    description: "The API key's requests per minute are used up (README, \"Rate limits\")",
+    headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
+    content: { 'application/json': { schema: schemaRef('ErrorEnvelope') } },
+  },
+  Unavailable: {
+    description: 'The database is unreachable; retry after the given seconds',
+    headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
+    content: { 'application/json': { schema: schemaRef('ErrorEnvelope') } },
+  },
+  NotModified: { description: 'The record still has the `If-None-Match` entity tag; empty body', headers: { ETag: { $ref: '#/components/headers/ETag' } } },
+  PreconditionFailed: {
+    description: 'The record no longer has the `If-Match` entity tag (changed since it was read)',
+    content: { 'application/json': { schema: schemaRef('ErrorEnvelope') } },
+  },
 };
+
+/** Names of the shared responses by status (the test and the document agree on these). */
+export const SHARED_RESPONSE: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 304: 'NotModified', 412: 'PreconditionFailed', 429: 'TooManyRequests', 503: 'Unavailable' };
+
+const HEADERS = {
+  RetryAfter: { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+  ETag: { description: "The record representation's entity tag (strong)", schema: { type: 'string' } },
+  Location: { description: "The new record's URL", schema: { type: 'string' } },
+};
+
+/** The conditional and retry headers a caller may send (core/http/conditional.ts, idempotency.ts). */
+const PARAMETERS = {
+  IfNoneMatch: { in: 'header', name: 'If-None-Match', required: false, description: 'An entity tag from an earlier GET: 304 while it still matches', schema: { type: 'string' } },
+  IfMatch: { in: 'header', name: 'If-Match', required: false, description: 'The entity tag the change is based on: 412 when the record has changed since', schema: { type: 'string' } },
+  IdempotencyKey: {
+    in: 'header',
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'Retry-safe creates: the same key and body within 24 h return the first response; another body is 409',
+    schema: { type: 'string', maxLength: 255 },
+  },
+};
+const parameterRef = (name: keyof typeof PARAMETERS) => ({ $ref: `#/components/parameters/${name}` });
+const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
 
 interface Operation {
   summary?: string;
   tags?: string[];
   parameters?: unknown[];
   requestBody?: unknown;
-  responses: Record<string, { description?: string; content?: Record<string, { schema?: Record<string, any> }> } | { $ref: string }>;
+  responses: Record<string, { description?: string; headers?: Record<string, unknown>; content?: Record<string, { schema?: Record<string, any> }> } | { $ref: string }>;
 }
 
 type Document = {
   tags?: { name: string; description: string }[];
-  components: { schemas?: Record<string, unknown>; responses?: Record<string, unknown> };
+  components: { schemas?: Record<string, unknown>; responses?: Record<string, unknown>; parameters?: Record<string, unknown>; headers?: Record<string, unknown> };
   paths: Record<string, Record<string, Operation>>;
 };
 
@@ -106,12 +147,16 @@ function describe(kernel: Kernel, doc: Document): Document {
   };
   // `path` in Fastify syntax: a path id (`:id`) that names no visible record is a 404.
   const errors = (op: Operation, path: string, extra: readonly number[]) => {
-    const statuses = new Set<number>([401, ...extra]);
+    // Every operation may meet the rate limit (429) and a database outage (503).
+    const statuses = new Set<number>([401, 429, 503, ...extra]);
     if (op.parameters?.length || op.requestBody) statuses.add(400);
     if (path.includes(':')) statuses.add(404);
-    for (const status of [...statuses].sort()) {
-      op.responses[String(status)] = responseRef(status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : 'Error');
-    }
+    for (const status of [...statuses].sort()) op.responses[String(status)] = responseRef(SHARED_RESPONSE[status] ?? 'Error');
+  };
+  const header = (op: Operation, name: keyof typeof PARAMETERS) => (op.parameters ??= []).push(parameterRef(name));
+  const responseHeader = (op: Operation, status: number, name: keyof typeof HEADERS) => {
+    const response = op.responses[String(status)];
+    if (response && !('$ref' in response)) response.headers = { ...response.headers, [name]: headerRef(name) };
   };
 
   const operation = (method: string, path: string) => {
@@ -138,7 +183,12 @@ function describe(kernel: Kernel, doc: Document): Document {
       name(media, def.response, def.name);
     }
     op.responses['200'] = { ...op.responses['200'], description: def.paged ? 'A page of records' : 'The record' };
-    errors(op, def.path, []);
+    // A record GET carries an ETag and answers If-None-Match with 304 (core/http/record-routes.ts).
+    errors(op, def.path, def.paged ? [] : [304]);
+    if (!def.paged) {
+      responseHeader(op, 200, 'ETag');
+      header(op, 'IfNoneMatch');
+    }
   }
   for (const def of kernel.writes) {
     const op = operation(def.method.toLowerCase(), def.path);
@@ -150,7 +200,15 @@ function describe(kernel: Kernel, doc: Document): Document {
     }
     // A `version` in the body is an optimistic lock: a stale one is a 409.
     const versioned = Boolean((def.body as { properties?: Record<string, unknown> } | undefined)?.properties?.version);
-    errors(op, def.path, [...(def.errors ?? []), ...(versioned ? [409] : [])]);
+    // The same rule as the If-Match guard (core/http/record-routes.ts): a write on a record's path.
+    const guarded = ['PUT', 'PATCH', 'DELETE'].includes(def.method) && recordRead(def.path, kernel.reads) !== undefined;
+    errors(op, def.path, [...(def.errors ?? []), ...(versioned ? [409] : []), ...(guarded ? [412] : [])]);
+    if (guarded) header(op, 'IfMatch');
+    if (isCreate(def)) {
+      header(op, 'IdempotencyKey');
+      if (!op.responses['409']) op.responses['409'] = responseRef('Error');
+    }
+    if (def.status === 201 || def.alternativeStatus === 201) responseHeader(op, 201, 'Location');
   }
 
   const declared = new Map<string, string>();
@@ -161,6 +219,8 @@ function describe(kernel: Kernel, doc: Document): Document {
   doc.tags = [...declared].filter(([tag]) => usedSet.has(tag)).map(([tag, description]) => ({ name: tag, description }));
   doc.components.schemas = { ...doc.components.schemas, ...schemas };
   doc.components.responses = { ...doc.components.responses, ...ERROR_RESPONSES };
+  doc.components.parameters = { ...doc.components.parameters, ...PARAMETERS };
+  doc.components.headers = { ...doc.components.headers, ...HEADERS };
   return doc;
 }
 

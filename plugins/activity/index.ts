@@ -1,5 +1,7 @@
 import { parentKinds } from '../../lib/records/index.ts';
 import { definePlugin, defineRead, IdParams, Type, Uuid } from '../../core/public.ts';
+import { events } from './events.ts';
+import { migrations } from './migrations.ts';
 import { ActivitySchema, CategoryQuery } from './schemas.ts';
 import { activitySort, assertOrganizationUser, getActivity, listActivity, parseCategories } from './service.ts';
 
@@ -18,6 +20,8 @@ export default definePlugin({
     Activity: 'The audit trail: one record per change, filtered by what the caller may see.',
   },
   dependsOn: ['users', 'projects'],
+  migrations,
+  events,
   register(ctx) {
     ctx.read(
       defineRead({

@@ -2,7 +2,7 @@
  * The ELN platform A connector: one small interface, and its implementation over the vendor's
  * REST API (README, "Vendor API") through the kernel's vendor HTTP client.
  */
-import { VendorClient, type VendorEndpoint } from '../../core/public.ts';
+import { VendorClient, type VendorEndpoint } from '../../lib/integrations/index.ts';
 
 export interface ElnATemplateInfo {
   id: string;

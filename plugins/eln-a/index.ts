@@ -1,5 +1,6 @@
 import { definePlugin, type OperationContext } from '../../core/public.ts';
 import { type RecordExtensions } from '../../lib/records/index.ts';
+import { provisioning } from '../../lib/integrations/index.ts';
 import { assayExtensions } from '../assays/extensions.ts';
 import { projectExtensions } from '../projects/extensions.ts';
 import { studyExtensions } from '../studies/extensions.ts';
@@ -40,7 +41,7 @@ export default definePlugin({
     provisioned(ctx.use(studyExtensions), (s) => ({ kind: 'study', id: s.id, name: s.name, parentId: s.projectId }));
     provisioned(ctx.use(assayExtensions), (a) => ({ kind: 'assay', id: a.id, name: a.name, parentId: a.studyId }));
 
-    ctx.services.provisioning.executor(CREATE_STEP, (sctx, step) => service.runCreate(sctx, step), retries);
-    ctx.services.provisioning.executor(VERIFY_STEP, (sctx, step) => service.runVerify(sctx, step), retries);
+    provisioning(ctx.services).executor(CREATE_STEP, (sctx, step) => service.runCreate(sctx, step), retries);
+    provisioning(ctx.services).executor(VERIFY_STEP, (sctx, step) => service.runVerify(sctx, step), retries);
   },
 });

@@ -1,22 +1,5 @@
-import {
-  askVendor,
-  linkExisting,
-  query,
-  queryOne,
-  sql,
-  StepFailedError,
-  ValidationError,
-  vendorEndpoint,
-  verifyExisting,
-  vendorStep,
-  type EntityManager,
-  type KernelServices,
-  type OperationContext,
-  type ProvisioningStep,
-  type StepContext,
-  type Sql,
-  raw,
-} from '../../core/public.ts';
+import { query, queryOne, sql, ValidationError, type EntityManager, type KernelServices, type OperationContext, type Sql, raw } from '../../core/public.ts';
+import { askVendor, linkExisting, StepFailedError, vendorEndpoint, verifyExisting, vendorStep, type ProvisioningStep, type StepContext, provisioning } from '../../lib/integrations/index.ts';
 import { findIntegration } from '../integrations/extensions.ts';
 import { HttpElnAConnector, type ElnAConnector } from './connector.ts';
 import type { ProjectElnA, RecordElnA } from './schemas.ts';
@@ -119,7 +102,7 @@ export class ElnAService {
       templateFields: value.templateFields ?? null,
     });
     const payload: CreatePayload = { name: record.name, parentId: record.parentId, parentKind };
-    await ctx.services.provisioning.add(ctx, { kind: record.kind, id: record.id }, { step: CREATE_STEP, payload: { ...payload } });
+    await provisioning(ctx.services).add(ctx, { kind: record.kind, id: record.id }, { step: CREATE_STEP, payload: { ...payload } });
   }
 
   /** 400 for a template or template field ELN A does not know; no answer: checked again when the entry is made. */

@@ -1,5 +1,6 @@
 import { definePlugin, type OperationContext } from '../../core/public.ts';
 import { type RecordExtensions } from '../../lib/records/index.ts';
+import { provisioning } from '../../lib/integrations/index.ts';
 import { assayExtensions } from '../assays/extensions.ts';
 import { projectExtensions } from '../projects/extensions.ts';
 import { studyExtensions } from '../studies/extensions.ts';
@@ -15,6 +16,7 @@ const retries = { retryLimit: 8, retryDelaySeconds: 2, retryBackoff: true };
  * ELN platform B (project containers, no nested folders): `elnB` on projects (link an existing
  * container), `useElnB` on studies and assays (a notebook entry in the project's container).
  */
+// Wired like eln-a (fields, outputs, delete hook, two executors): two vendors, two plugins that can be enabled apart.
 export default definePlugin({
   name: PLUGIN,
   version: '1.0.0',
@@ -41,7 +43,7 @@ export default definePlugin({
     provisioned('study', ctx.use(studyExtensions));
     provisioned('assay', ctx.use(assayExtensions));
 
-    ctx.services.provisioning.executor(ENTRY_STEP, (sctx, step) => service.runEntry(sctx, step), retries);
-    ctx.services.provisioning.executor(VERIFY_STEP, (sctx, step) => service.runVerify(sctx, step), retries);
+    provisioning(ctx.services).executor(ENTRY_STEP, (sctx, step) => service.runEntry(sctx, step), retries);
+    provisioning(ctx.services).executor(VERIFY_STEP, (sctx, step) => service.runVerify(sctx, step), retries);
   },
 });

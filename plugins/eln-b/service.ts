@@ -1,21 +1,5 @@
-import {
-  linkExisting,
-  query,
-  queryOne,
-  sql,
-  StepFailedError,
-  ValidationError,
-  vendorEndpoint,
-  verifyExisting,
-  vendorStep,
-  type EntityManager,
-  type KernelServices,
-  type OperationContext,
-  type ProvisioningStep,
-  type StepContext,
-  type Sql,
-  raw,
-} from '../../core/public.ts';
+import { query, queryOne, sql, ValidationError, type EntityManager, type KernelServices, type OperationContext, type Sql, raw } from '../../core/public.ts';
+import { linkExisting, StepFailedError, vendorEndpoint, verifyExisting, vendorStep, type ProvisioningStep, type StepContext, provisioning } from '../../lib/integrations/index.ts';
 import { findIntegration } from '../integrations/extensions.ts';
 import { HttpElnBConnector, type ElnBConnector } from './connector.ts';
 import type { ProjectElnB } from './schemas.ts';
@@ -44,6 +28,8 @@ interface LinkRow {
 const linkColumns = sql`record_id as "recordId", integration_id as "integrationId",
   container_id::float8 as "containerId", entry_id::float8 as "entryId"`;
 
+// Mirrors ElnAService step for step: the shared parts live in lib/integrations (vendorEndpoint, linkExisting, vendorStep)
+// and the integrations plugin (findIntegration); what is left differs by vendor (containers here, folders and templates there).
 export class ElnBService {
   /** The connector of one of the organization's ELN_B integrations (404 unknown, 400 another type or unconfigured). */
   async connector(
@@ -101,7 +87,7 @@ export class ElnBService {
     // The project's integration must still be there and usable (400/404 otherwise).
     await this.connector(ctx, project.integrationId, 'check', 'useElnB');
     await this.#insert(ctx, record.id, record.kind, project.integrationId, project.containerId);
-    await ctx.services.provisioning.add(ctx, { kind: record.kind, id: record.id }, { step: ENTRY_STEP, payload: { title: record.name } });
+    await provisioning(ctx.services).add(ctx, { kind: record.kind, id: record.id }, { step: ENTRY_STEP, payload: { title: record.name } });
   }
 
   /** The entry step; the idempotency key derived from the record makes a rerun get the same entry back. */

@@ -1,5 +1,4 @@
-import { defineEntity, p } from '../../core/public.ts';
-import { creationTime } from '../../core/public.ts';
+import { creationTime, defineEntity, p } from '../../core/public.ts';
 
 export const ExternalLink = defineEntity({
   name: 'ExternalLink',

@@ -1,4 +1,4 @@
-import { VendorClient, VendorError } from '../../core/public.ts';
+import { VendorClient, VendorError } from '../../lib/integrations/index.ts';
 import { GitProviderError, type CreateRepositoryOptions, type GitProvider, type GitRepository } from './provider.ts';
 
 /** The fields of a GitLab-style project this connector reads. */

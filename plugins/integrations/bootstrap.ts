@@ -1,14 +1,6 @@
 import crypto from 'node:crypto';
-import {
-  BootstrapError,
-  splitSecretFields,
-  storageRootProblem,
-  validateInput,
-  vendorUrlProblem,
-  type BootstrapContext,
-  type BootstrapSection,
-  type TSchema,
-} from '../../core/public.ts';
+import { BootstrapError, validateInput, type BootstrapContext, type BootstrapSection, type TSchema } from '../../core/public.ts';
+import { splitSecretFields, storageRootProblem, vendorUrlProblem } from '../../lib/integrations/index.ts';
 import { IntegrationInput, PersonalIntegrationInput, PUBLIC_SETTINGS, type IntegrationType } from './schemas.ts';
 
 interface Checked {

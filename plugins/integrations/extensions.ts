@@ -3,19 +3,17 @@
  * integration of a given type, with its credentials opened, to talk to the external system.
  */
 import { BadRequestError, NotFoundError, queryOne, sql, ValidationError, type EntityManager, type SecretBox } from '../../core/public.ts';
+import type { VendorIntegration } from '../../lib/integrations/index.ts';
 import { integrationColumns, personalColumns, type IntegrationRow, type PersonalIntegrationRow } from './service.ts';
 import type { IntegrationType } from './schemas.ts';
 
 export { INTEGRATION_TYPES, type IntegrationType } from './schemas.ts';
 
 /** An integration ready to use: settings and opened credentials (never put these in a response or a log). */
-export interface ResolvedIntegration {
-  id: string;
+export interface ResolvedIntegration extends VendorIntegration {
   organizationId: string;
   type: IntegrationType;
   name: string;
-  settings: Record<string, unknown>;
-  credentials: Record<string, unknown> | null;
 }
 
 export interface FindOptions {

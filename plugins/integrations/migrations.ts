@@ -1,5 +1,6 @@
 import type { MigrationDefinition } from '../../core/public.ts';
 
+/** No entities.ts: the plugin reads and writes these tables with SQL only (no MikroORM entity to keep in step). */
 export const migrations: MigrationDefinition[] = [
   {
     name: 'integrations-0001-init',

@@ -1,4 +1,5 @@
-import { fetchPage, isoDate, NotFoundError, publicFields, queryOne, raw, sql, type OperationContext, type PageRequest } from '../../core/public.ts';
+import { fetchPage, isoDate, NotFoundError, queryOne, raw, sql, type OperationContext, type PageRequest } from '../../core/public.ts';
+import { publicFields } from '../../lib/integrations/index.ts';
 import { publicSettingNames, type IntegrationType } from './schemas.ts';
 
 export interface IntegrationRow {

@@ -20,7 +20,7 @@ export const keywordSort = {
   tiebreaker: 'r.id',
 };
 
-/** Keywords are organization records: the kernel's OrganizationRecords does the work. */
+/** Keywords are organization records: OrganizationRecords (organization-scoped records) does the work. */
 export function keywordRecords() {
   return new OrganizationRecords<KeywordShape, ReturnType<typeof toDto>>({
     noun: 'keyword',

@@ -9,8 +9,8 @@ import {
   type KernelServices,
   type OperationContext,
   type Sql,
-  retryInitializationWrite,
 } from '../../core/public.ts';
+import { provisioning, retryInitializationWrite } from '../../lib/integrations/index.ts';
 import { parentKinds, type InitializingHook, type RecordAccess, type RecordExtensions, type ParentAccess } from '../../lib/records/index.ts';
 
 /** A project as other plugins see it in hooks. */
@@ -91,8 +91,8 @@ export function projectAccessSql(services: KernelServices, actor: Actor, alias: 
  * notebook entries, repositories ...): the record library's initializing hook for the three.
  */
 export const provisioned: InitializingHook = {
-  register: (ctx, kind) => ctx.services.provisioning.registerKind(ctx.plugin, kind),
-  retry: (ctx, kind, record) => ctx.services.provisioning.retry(ctx, kind, record),
+  register: (ctx, kind) => provisioning(ctx.services).registerKind(ctx.plugin, kind),
+  retry: (ctx, kind, record) => provisioning(ctx.services).retry(ctx, kind, record),
   write: retryInitializationWrite,
 };
 

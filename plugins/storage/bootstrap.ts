@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { BootstrapError, storageRootProblem, validateInput, vendorUrlProblem, type BootstrapSection, type FieldError, type OutboundPolicy } from '../../core/public.ts';
+import { BootstrapError, validateInput, type BootstrapSection, type FieldError } from '../../core/public.ts';
+import { storageRootProblem, vendorUrlProblem, type OutboundPolicy } from '../../lib/integrations/index.ts';
 import type { StoredSettings } from './drives.ts';
 import { baseName, checkFolderName, normalizePath, PathSyntaxError } from './paths.ts';
 import { DriveItem } from './schemas.ts';

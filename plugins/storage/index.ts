@@ -1,15 +1,17 @@
 import { definePlugin, defineRead, defineWrite, IdParams, withArticle } from '../../core/public.ts';
 import { cascadeWithParents, parentParam, parentParams, parentProperties, parentKinds } from '../../lib/records/index.ts';
+import { provisioning } from '../../lib/integrations/index.ts';
 import { projectExtensions } from '../projects/extensions.ts';
 import { storageDrivesSection } from './bootstrap.ts';
-import { DriveService, driveSort } from './drives.ts';
+import { driveSort } from './drives.ts';
 import { SharedStorageFolder, StorageDrive, StorageFolder } from './entities.ts';
 import { events } from './events.ts';
-import { FolderService, folderSort } from './folders.ts';
+import { folderSort } from './folders.ts';
 import { migrations } from './migrations.ts';
-import { CREATE_FOLDER_STEP, ProjectStorage } from './project-storage.ts';
+import { CREATE_FOLDER_STEP } from './project-storage.ts';
 import { AttachBody, PatchBody, SharedStorageFolderSchema, StorageDriveSchema, StorageField, storageFolderSchema, type StorageFieldValue } from './schemas.ts';
-import { SharedFolderService, sharedFolderSort } from './shared-folders.ts';
+import { storageServices } from './service.ts';
+import { sharedFolderSort } from './shared-folders.ts';
 
 const tags = ['Storage'];
 
@@ -31,7 +33,8 @@ export default definePlugin({
   events,
   bootstrap: { storageDrives: storageDrivesSection },
   setup(ctx) {
-    const projectStorage = new ProjectStorage(ctx.services);
+    const state = storageServices(ctx.services);
+    const { projectStorage } = state;
     const projects = ctx.use(projectExtensions);
     projects.addField({
       name: 'storage',
@@ -42,8 +45,8 @@ export default definePlugin({
     // Every project gets a primary folder: in the default cloud storage when `storage` was omitted.
     projects.onCreate((c, project) => projectStorage.onCreate(c, project));
     // About a minute of retries (2, 4, 8, 16, 32 s) before the project shows INITIALIZATION_FAILED.
-    ctx.services.provisioning.executor(CREATE_FOLDER_STEP, projectStorage.createFolder, { retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true });
-    return { drives: new DriveService(), folders: new FolderService(), shared: new SharedFolderService() };
+    provisioning(ctx.services).executor(CREATE_FOLDER_STEP, projectStorage.createFolder, { retryLimit: 5, retryDelaySeconds: 2, retryBackoff: true });
+    return state;
   },
   register(ctx, { drives, folders, shared }) {
     ctx.read(

@@ -1,11 +1,5 @@
-import {
-  StepFailedError,
-  ValidationError,
-  type KernelServices,
-  type OperationContext,
-  type StepContext,
-  type ProvisioningStep,
-} from '../../core/public.ts';
+import { ValidationError, type KernelServices, type OperationContext } from '../../core/public.ts';
+import { StepFailedError, type StepContext, type ProvisioningStep, provisioning } from '../../lib/integrations/index.ts';
 import type { ProjectRecord } from '../projects/extensions.ts';
 import { existingFolder, nameOf, pathOf } from './checks.ts';
 import { DriveUnavailableError, FolderMissingError, NotAFolderError, PathOutsideDriveError } from './drivers/driver.ts';
@@ -138,7 +132,7 @@ export class ProjectStorage {
         ctx.log.warn({ err, driveId: drive.id }, 'default drive folder not created at once; left to provisioning');
       }
     }
-    await ctx.services.provisioning.add(ctx, { kind: 'project', id: project.id }, { step: CREATE_FOLDER_STEP, payload: { ...payload } });
+    await provisioning(ctx.services).add(ctx, { kind: 'project', id: project.id }, { step: CREATE_FOLDER_STEP, payload: { ...payload } });
   }
 
   /**

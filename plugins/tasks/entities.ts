@@ -1,9 +1,9 @@
-import { defineEntity, p } from '../../core/public.ts';
-import { creationTime } from '../../core/public.ts';
+import { creationTime, defineEntity, p } from '../../core/public.ts';
 
 export const Task = defineEntity({
   name: 'Task',
   tableName: 'task',
+  // The attachment and audit columns are those of every attached record (external links too): each entity still lists its own table.
   properties: {
     id: p.uuid().primary(),
     organizationId: p.uuid(),

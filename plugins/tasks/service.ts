@@ -45,6 +45,7 @@ interface TaskShape extends AttachedRow {
   version: number;
 }
 
+// The audit fields (createdById ... version) map as in every attached record's DTO (external links too).
 function toDto(t: TaskShape) {
   return {
     ...attachedDto(t),

@@ -1,9 +1,27 @@
-import { definePlugin, defineRead, defineWrite, IdParams } from '../../core/public.ts';
+import { definePlugin, defineRead, defineWrite, IdParams, type OperationContext } from '../../core/public.ts';
 import { events } from './events.ts';
-import { CreateTeamBody, TeamSchema, UpdateTeamBody, UserIdsBody } from './schemas.ts';
+import { migrations } from './migrations.ts';
+import { CreateTeamBody, TeamSchema, UpdateTeamBody, UserIdsBody, type TeamDto } from './schemas.ts';
 import { TeamService, teamSort } from './service.ts';
 
 const tags = ['Teams'];
+
+/** `POST`/`DELETE /teams/:id/users`: the two membership writes differ only in method, name and work. */
+function membersWrite(method: 'POST' | 'DELETE', operationId: string, action: string, run: (c: OperationContext, id: string, userIds: string[]) => Promise<TeamDto>) {
+  return defineWrite({
+    method,
+    operationId,
+    description: `${action} (idempotent). Organization admins only.`,
+    path: '/teams/:id/users',
+    tags,
+    params: IdParams,
+    body: UserIdsBody,
+    status: 200,
+    errors: [403],
+    response: TeamSchema,
+    run: (c, { params, body }) => run(c, params.id, body.userIds),
+  });
+}
 
 /** Teams: reusable groups of organization users; project access can be granted to a team at once. */
 export default definePlugin({
@@ -14,6 +32,7 @@ export default definePlugin({
     Teams: 'Groups of organization users; a team granted access to a project makes its active members project members. Organization admins write.',
   },
   dependsOn: ['users'],
+  migrations,
   events,
   setup: () => new TeamService(),
   register(ctx, service) {
@@ -68,35 +87,7 @@ export default definePlugin({
         run: (c, { params, body }) => service.update(c, params.id, body),
       }),
     );
-    ctx.write(
-      defineWrite({
-        method: 'POST',
-        operationId: 'add_team_users',
-        description: 'Add users to a team (idempotent). Organization admins only.',
-        path: '/teams/:id/users',
-        tags,
-        params: IdParams,
-        body: UserIdsBody,
-        status: 200,
-        errors: [403],
-        response: TeamSchema,
-        run: (c, { params, body }) => service.addUsers(c, params.id, body.userIds),
-      }),
-    );
-    ctx.write(
-      defineWrite({
-        method: 'DELETE',
-        operationId: 'remove_team_users',
-        description: 'Remove users from a team (idempotent). Organization admins only.',
-        path: '/teams/:id/users',
-        tags,
-        params: IdParams,
-        body: UserIdsBody,
-        status: 200,
-        errors: [403],
-        response: TeamSchema,
-        run: (c, { params, body }) => service.removeUsers(c, params.id, body.userIds),
-      }),
-    );
+    ctx.write(membersWrite('POST', 'add_team_users', 'Add users to a team', (c, id, userIds) => service.addUsers(c, id, userIds)));
+    ctx.write(membersWrite('DELETE', 'remove_team_users', 'Remove users from a team', (c, id, userIds) => service.removeUsers(c, id, userIds)));
   },
 });

@@ -1,6 +1,4 @@
-import { Type, type Static } from '../../core/public.ts';
-import { NotBlank, Nullable, OrganizationUserSchema, Timestamp, Uuid } from '../../core/public.ts';
-
+import { NotBlank, Nullable, OrganizationUserSchema, Timestamp, Type, Uuid, type Static } from '../../core/public.ts';
 
 export const TeamSchema = Type.Object({
   id: Uuid(),

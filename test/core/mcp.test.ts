@@ -348,6 +348,32 @@ t.test('raw HTTP: methods, headers, parse errors', async (t) => {
   }
 });
 
+t.test('a single tools/call answers byte for byte as the SDK does (fast path vs SDK path)', async (t) => {
+  const key = { 'x-api-key': bob.key };
+  // `_meta` is valid MCP but sends the request through the SDK's server and transport (core/mcp/fast-call.ts).
+  const call = (id: string | number, name: string, args: unknown, viaSdk: boolean) =>
+    post(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(viaSdk ? { _meta: {} } : {}) } }), key);
+  const cases: [string, string | number, string, unknown][] = [
+    ['a record', 7, 'get_project', { id: seeded[0].id }],
+    ['a page', 'page-1', 'list_projects', { page: 0, size: 3 }],
+    ['not viewable', 8, 'get_project', { id: alicePrivate.id }],
+    ['invalid arguments', 9, 'get_project', { id: 'not-a-uuid' }],
+    ['no arguments', 10, 'list_projects', undefined],
+  ];
+  for (const [what, id, name, args] of cases) {
+    const fast = await call(id, name, args, false);
+    const sdk = await call(id, name, args, true);
+    t.equal(fast.status, sdk.status, `${what}: status`);
+    t.equal(fast.headers['content-type'], sdk.headers['content-type'], `${what}: content type`);
+    t.equal(fast.text, sdk.text, `${what}: the same bytes`);
+    t.ok(fast.headers['strict-transport-security'], `${what}: HSTS`);
+  }
+  const rest = await server.get(`/api/v1/projects/${seeded[0].id}`, { key: bob.key });
+  const fast = JSON.parse((await call(1, 'get_project', { id: seeded[0].id }, false)).text);
+  t.same(fast.result.structuredContent, rest.body, 'structuredContent is the REST body');
+  t.equal(fast.result.content[0].text, rest.text, 'and so is the text');
+});
+
 t.test('DNS-rebinding protection: a foreign Host or Origin gets 403', async (t) => {
   const key = { 'x-api-key': admin.key };
   const port = new URL(server.url).port;

@@ -28,6 +28,7 @@ type Document = {
     securitySchemes: Record<string, { type: string; in?: string; name?: string }>;
     schemas?: Record<string, any>;
     responses?: Record<string, any>;
+    parameters?: Record<string, any>;
   };
   security?: Record<string, string[]>[];
 };
@@ -185,19 +186,45 @@ t.test('records, pages and the error envelope are named schemas used by $ref', a
   t.same(doc.paths['/api/v1/projects'].post.responses!['201'].content['application/json'].schema, { $ref: '#/components/schemas/Project' });
 });
 
+t.test('conditional requests, retries and Location are documented where the server applies them', async (t) => {
+  const doc = await fetchDocument();
+  const ref = (name: string) => ({ $ref: `#/components/parameters/${name}` });
+  const get = doc.paths['/api/v1/projects/{id}'].get;
+  t.same(get.responses!['304'], { $ref: '#/components/responses/NotModified' }, 'a record GET may answer 304');
+  t.same(get.responses!['200'].headers?.ETag, { $ref: '#/components/headers/ETag' }, 'and carries an ETag');
+  t.ok(get.parameters?.some((p: any) => p.$ref === ref('IfNoneMatch').$ref), 'If-None-Match');
+  t.notOk(doc.paths['/api/v1/projects'].get.responses!['304'], 'a page has no ETag');
+  for (const method of ['put', 'delete'] as const) {
+    const op = doc.paths['/api/v1/projects/{id}'][method];
+    t.same(op.responses!['412'], { $ref: '#/components/responses/PreconditionFailed' }, `${method}: 412 on a stale If-Match`);
+    t.ok(op.parameters?.some((p: any) => p.$ref === ref('IfMatch').$ref), `${method}: If-Match`);
+  }
+  const create = doc.paths['/api/v1/projects'].post;
+  t.ok(create.parameters?.some((p: any) => p.$ref === ref('IdempotencyKey').$ref), 'creates take Idempotency-Key');
+  t.ok(create.responses!['409'], 'a reused Idempotency-Key is a 409');
+  t.same(create.responses!['201'].headers?.Location, { $ref: '#/components/headers/Location' }, '201 names Location');
+  t.same(Object.keys(doc.components.parameters ?? {}).sort(), ['IdempotencyKey', 'IfMatch', 'IfNoneMatch']);
+});
+
 t.test('every operation lists its error responses as references to the shared ones', async (t) => {
   const doc = await fetchDocument();
   const shared = doc.components.responses ?? {};
   t.same(shared.Error.content['application/json'].schema, { $ref: '#/components/schemas/ErrorEnvelope' }, 'errors carry the envelope');
   t.notOk(shared.Unauthorized.content, '401 has an empty body');
   t.notOk(shared.Forbidden.content, '403 has an empty body');
-  const expected = (status: string) => ({ $ref: `#/components/responses/${status === '401' ? 'Unauthorized' : status === '403' ? 'Forbidden' : 'Error'}` });
+  for (const name of ['TooManyRequests', 'Unavailable']) {
+    t.same(shared[name].headers, { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } }, `${name} names Retry-After`);
+  }
+  const names: Record<string, string> = { '304': 'NotModified', '401': 'Unauthorized', '403': 'Forbidden', '412': 'PreconditionFailed', '429': 'TooManyRequests', '503': 'Unavailable' };
+  const expected = (status: string) => ({ $ref: `#/components/responses/${names[status] ?? 'Error'}` });
   for (const { path, method, op } of operations(doc)) {
     const responses = op.responses ?? {};
-    const errors = Object.keys(responses).filter((s) => /^[45]/.test(s));
+    const errors = Object.keys(responses).filter((s) => /^[345]/.test(s));
     for (const status of errors) t.same(responses[status], expected(status), `${method} ${path} ${status} refers to the shared response`);
     t.ok(responses['401'], `${method} ${path} documents 401`);
-    if (op.parameters?.length || op.requestBody) t.ok(responses['400'], `${method} ${path} documents 400`);
+    t.ok(responses['429'] && responses['503'], `${method} ${path} documents 429 and 503`);
+    // Path and query parameters can be invalid; the optional conditional headers (shared $refs) cannot.
+    if (op.parameters?.some((p) => p.in === 'path' || p.in === 'query') || op.requestBody) t.ok(responses['400'], `${method} ${path} documents 400`);
     if (path.includes('{')) t.ok(responses['404'], `${method} ${path} documents 404`);
     else t.notOk(responses['404'], `${method} ${path} has no path id, no 404`);
     if (method === 'get') t.notOk(responses['403'], `${method} ${path}: a read is 404, never 403`);

@@ -45,6 +45,8 @@ async function main(): Promise<number> {
 
   running.db = await prepareDatabase(workDir);
   env.LABDATA_TEST_ADMIN_URL = running.db.adminUrl;
+  // Names this run's migrated template databases (test/support/db.ts).
+  env.LABDATA_TEST_RUN_ID = randomBytes(4).toString('hex');
   // One sealing key for test servers and the CLI runs they share a database with; never a
   // generated ./.data/secret.key in the working tree.
   env.LABDATA_SECRET_KEY ??= randomBytes(32).toString('base64');

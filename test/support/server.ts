@@ -11,7 +11,7 @@ import type { PluginDefinition } from '../../core/kernel/plugin.ts';
 import { buildApp } from '../../core/http/app.ts';
 import type { JobQueueOptions } from '../../core/jobs/index.ts';
 import { addMembership, createOrganization, createTeam, createUser, issueKey, revokeKey, setRoles } from '../../core/cli/admin.ts';
-import { createTestDatabase, type Teardown } from './db.ts';
+import { createMigratedDatabase, type Teardown } from './db.ts';
 
 export interface TestServerOptions {
   /** Plugin names/specifiers (default: every built-in), plus inline plugin definitions. */
@@ -193,7 +193,18 @@ export async function startTestServer(t: Teardown, opts: TestServerOptions = {})
   const config = testConfig({ LABDATA_DATA_DIR: dataDir, ...opts.env });
   const plugins = await loadPlugins(opts.plugins ?? config.plugins);
   const kernel = assembleKernel(config, [...plugins, ...(opts.extraPlugins ?? [])], silent);
-  const databaseUrl = opts.databaseUrl ?? (await createTestDatabase({ teardown: (fn) => cleanups.push(fn) }));
+  // A clone of a database migrated once per run for this set of migrations (test/support/db.ts).
+  const migrations = kernel.migrations.map((m) => m.name).join('\n');
+  const databaseUrl =
+    opts.databaseUrl ??
+    (await createMigratedDatabase({ teardown: (fn) => cleanups.push(fn) }, migrations, async (url) => {
+      const builder = await createOrm({ url, entities: kernel.entities, migrations: kernel.migrations });
+      try {
+        await migrate(builder);
+      } finally {
+        await builder.close(true);
+      }
+    }));
   const orm = await createOrm({ url: databaseUrl, entities: kernel.entities, migrations: kernel.migrations });
   cleanups.push(() => orm.close(true));
   await migrate(orm);
@@ -230,4 +241,28 @@ export async function testTls(): Promise<{ cert: string; key: string }> {
   if (!certFile || !keyFile) throw new Error('LABDATA_TEST_TLS_CERT/KEY are not set: run tests through npm test');
   const [cert, key] = await Promise.all([fs.readFile(certFile, 'utf8'), fs.readFile(keyFile, 'utf8')]);
   return { cert, key };
+}
+
+/**
+ * The usual cast of a plugin test, created in this order: two organizations, an admin and two
+ * members of the first, and an outsider (the admin of the other).
+ */
+export async function testCast(server: TestServer, names: [string, string] | [] = []) {
+  const org = await server.organization(names[0]);
+  const other = await server.organization(names[1]);
+  return { org, other, admin: await server.admin(org), alice: await server.member(org), bob: await server.member(org), outsider: await server.admin(other) };
+}
+
+/** A project made by `owner` through the API; anything but 201 throws, naming the answer. */
+export async function createProject(server: TestServer, owner: Member, visibility = 'PRIVATE') {
+  const res = await server.post('/api/v1/projects', { code: 'P', name: 'P', description: 'd', visibility }, { key: owner.key });
+  if (res.status !== 201) throw new Error(`project create failed: ${res.status} ${res.text}`);
+  return res.body as { id: string };
+}
+
+/** A study of `projectId` made by `owner` through the API; anything but 201 throws. */
+export async function createStudy(server: TestServer, owner: Member, projectId: string) {
+  const res = await server.post('/api/v1/studies', { projectId, name: 'Study' }, { key: owner.key });
+  if (res.status !== 201) throw new Error(`study create failed: ${res.status} ${res.text}`);
+  return res.body as { id: string; projectId: string };
 }

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { HttpElnAConnector } from '../../../plugins/eln-a/connector.ts';
-import { VendorError } from '../../../core/public.ts';
+import { VendorError } from '../../../lib/integrations/index.ts';
 import { startElnAStub } from '../../support/stubs/eln-a.ts';
 
 t.test('the ELN A connector speaks the vendor API with the bearer token', async (t) => {

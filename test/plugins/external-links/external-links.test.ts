@@ -1,16 +1,11 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { startTestServer, type Member } from '../../support/server.ts';
+import { startTestServer, testCast, type Member } from '../../support/server.ts';
 import { callTool, connectMcp, expectToolMatchesRest, resultText } from '../../support/mcp.ts';
 import { bases, records } from './records.ts';
 
 const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies', 'assay-types', 'assays', 'external-links'] });
-const org = await server.organization();
-const other = await server.organization();
-const admin = await server.admin(org);
-const alice = await server.member(org);
-const bob = await server.member(org);
-const outsider = await server.admin(other);
+const { org, admin, alice, bob, outsider } = await testCast(server);
 const make = records(server);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -1,19 +1,14 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
-import { startTestServer, type Member } from '../../support/server.ts';
+import { startTestServer, testCast, type Member } from '../../support/server.ts';
 import { callTool, connectMcp, expectToolMatchesRest, resultText } from '../../support/mcp.ts';
 import { bases, records } from '../external-links/records.ts';
 import { ForbiddenError, NotFoundError, ValidationError, type OperationContext } from '../../../core/public.ts';
 import { NoteService, type NewNote, type NoteParent } from '../../../plugins/notes/service.ts';
 
 const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies', 'assay-types', 'assays', 'notes'] });
-const org = await server.organization();
-const other = await server.organization();
-const admin = await server.admin(org);
-const alice = await server.member(org);
-const bob = await server.member(org);
-const outsider = await server.admin(other);
+const { org, other, admin, alice, bob, outsider } = await testCast(server);
 const make = records(server);
 const notes = new NoteService(server.kernel.services);
 const log = pino({ level: 'silent' }) as unknown as OperationContext['log'];

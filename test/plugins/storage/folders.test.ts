@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startTestServer, type Member } from '../../support/server.ts';
+import { startTestServer, testCast, type Member } from '../../support/server.ts';
 import { callTool, connectMcp, expectToolMatchesRest, resultText } from '../../support/mcp.ts';
 import { bases, records } from '../external-links/records.ts';
 import { drives, PLUGINS } from './support.ts';
@@ -18,12 +18,7 @@ await fs.mkdir(dataDir);
 for (const dir of ['raw', 'analysis', 'images/2024', 'shared']) await fs.mkdir(path.join(nas, dir), { recursive: true });
 
 const server = await startTestServer(t, { plugins: PLUGINS, env: { LABDATA_DATA_DIR: dataDir }, jobs: true });
-const org = await server.organization();
-const other = await server.organization();
-const admin = await server.admin(org);
-const alice = await server.member(org);
-const bob = await server.member(org);
-const outsider = await server.admin(other);
+const { org, other, admin, alice, bob, outsider } = await testCast(server);
 const make = records(server);
 const ids = await drives(server, [
   { ref: 'nas', organization: org, name: 'Lab NAS', kind: 'LOCAL', rootPath: nas },

@@ -1,15 +1,10 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { startTestServer, type Member } from '../../support/server.ts';
+import { createProject, createStudy, startTestServer, testCast, type Member } from '../../support/server.ts';
 import { callTool, connectMcp, expectToolMatchesRest, resultText } from '../../support/mcp.ts';
 
 const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies', 'study-relationships'] });
-const org = await server.organization();
-const other = await server.organization();
-const admin = await server.admin(org);
-const alice = await server.member(org);
-const bob = await server.member(org);
-const outsider = await server.admin(other);
+const { org, admin, alice, bob, outsider } = await testCast(server);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const INVERSES = [
@@ -29,16 +24,8 @@ interface Relationship {
   targetStudyId: string;
 }
 
-async function project(owner: Member, visibility = 'PRIVATE') {
-  const res = await server.post('/api/v1/projects', { code: 'P', name: 'P', description: 'd', visibility }, { key: owner.key });
-  if (res.status !== 201) throw new Error(`project create failed: ${res.status} ${res.text}`);
-  return res.body as { id: string };
-}
-async function study(owner: Member, projectId: string) {
-  const res = await server.post('/api/v1/studies', { projectId, name: 'Study' }, { key: owner.key });
-  if (res.status !== 201) throw new Error(`study create failed: ${res.status} ${res.text}`);
-  return res.body as { id: string; projectId: string };
-}
+const project = (owner: Member, visibility?: string) => createProject(server, owner, visibility);
+const study = (owner: Member, projectId: string) => createStudy(server, owner, projectId);
 const rels = (studyId: string) => `/api/v1/studies/${studyId}/relationships`;
 async function relate(who: Member, sourceId: string, type: string, targetStudyId: string): Promise<Relationship> {
   const res = await server.post(rels(sourceId), { type, targetStudyId }, { key: who.key });

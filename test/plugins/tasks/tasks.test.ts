@@ -1,14 +1,9 @@
 import t from 'tap';
-import { startTestServer, type Member } from '../../support/server.ts';
+import { startTestServer, testCast, type Member } from '../../support/server.ts';
 import { callTool, connectMcp, expectToolMatchesRest } from '../../support/mcp.ts';
 
 const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies', 'assay-types', 'assays', 'tasks'] });
-const org = await server.organization();
-const other = await server.organization();
-const admin = await server.admin(org);
-const alice = await server.member(org);
-const bob = await server.member(org);
-const outsider = await server.admin(other);
+const { admin, alice, bob, outsider } = await testCast(server);
 
 async function ok(res: Promise<{ status: number; text: string; body: any }>, status = 201) {
   const r = await res;

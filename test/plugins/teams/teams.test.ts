@@ -1,16 +1,11 @@
 import t from 'tap';
 import crypto from 'node:crypto';
 import { applyBootstrap } from '../../../core/cli/bootstrap.ts';
-import { startTestServer } from '../../support/server.ts';
+import { startTestServer, testCast } from '../../support/server.ts';
 import { connectMcp, expectToolMatchesRest, callTool } from '../../support/mcp.ts';
 
 const server = await startTestServer(t, { plugins: ['users', 'teams'] });
-const org = await server.organization();
-const other = await server.organization();
-const admin = await server.admin(org);
-const alice = await server.member(org);
-const bob = await server.member(org);
-const outsider = await server.admin(other);
+const { org, other, admin, alice, bob, outsider } = await testCast(server);
 
 async function team(body: Record<string, unknown>) {
   const res = await server.post('/api/v1/teams', body, { key: admin.key });

@@ -1,11 +1,11 @@
-// Where the service may reach out (core/vendor-http.ts `vendorUrlProblem`) and which directories
-// may be a storage or Git root (core/storage-roots.ts): the rules every bootstrap section applies.
+// Where the service may reach out (lib/integrations/vendor-http.ts `vendorUrlProblem`) and which directories
+// may be a storage or Git root (lib/integrations/storage-roots.ts): the rules every bootstrap section applies.
 import t from 'tap';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { storageRootProblem } from '../../core/storage-roots.ts';
-import { VendorClient, VendorError, vendorUrlProblem } from '../../core/vendor-http.ts';
+import { storageRootProblem } from '../../../lib/integrations/storage-roots.ts';
+import { VendorClient, VendorError, vendorUrlProblem } from '../../../lib/integrations/vendor-http.ts';
 
 const strict = { allowLinkLocal: false };
 const lenient = { allowLinkLocal: true };

@@ -4,9 +4,8 @@
  * error type that says whether the vendor answered (status) or could not be reached at all.
  */
 import net from 'node:net';
-import { BadRequestError, HttpError, ValidationError } from './errors.ts';
-import type { OperationContext } from './kernel/operations.ts';
-import { StepFailedError } from './provisioning/index.ts';
+import { BadRequestError, HttpError, ValidationError, type OperationContext } from '../../core/public.ts';
+import { provisioning, StepFailedError } from './provisioning.ts';
 
 /** Where the service may send requests: `LABDATA_VENDOR_ALLOW_LINK_LOCAL` lifts the link-local and metadata ban. */
 export interface OutboundPolicy {
@@ -90,6 +89,7 @@ export class VendorError extends Error {
   }
 }
 
+/** Where and how a VendorClient calls its vendor. */
 export interface VendorClientOptions {
   /** Names the vendor in error messages (e.g. `ELN A`). */
   vendor: string;
@@ -100,6 +100,7 @@ export interface VendorClientOptions {
   timeoutMs?: number;
 }
 
+/** One call's body, extra headers, accepted error statuses and timeout. */
 export interface VendorRequest {
   body?: unknown;
   headers?: Record<string, string>;
@@ -108,11 +109,13 @@ export interface VendorRequest {
   timeoutMs?: number;
 }
 
+/** A vendor's answer: status and parsed JSON body. */
 export interface VendorResponse<T> {
   status: number;
   body: T;
 }
 
+/** A JSON-over-HTTP client for one vendor API (base URL, headers, timeout per call). */
 export class VendorClient {
   readonly vendor: string;
   readonly #base: URL;
@@ -254,6 +257,7 @@ export function vendorEndpoint(
   return { baseUrl: settings.baseUrl, timeoutMs: typeof timeout === 'number' && timeout > 0 ? timeout : DEFAULT_TIMEOUTS[purpose], secret: value };
 }
 
+/** What `linkExisting` checks at create time and verifies later. */
 export interface ExistingLink {
   /** Asks the vendor whether the linked thing (folder, container, group) exists. */
   exists(): Promise<boolean>;
@@ -274,7 +278,7 @@ export interface ExistingLink {
 export async function linkExisting(ctx: OperationContext, target: { kind: string; id: string }, link: ExistingLink): Promise<boolean> {
   const check = await askVendor(link.exists);
   if (check.answered && !check.value) throw new ValidationError([{ field: link.field, message: link.missing }]);
-  if (!check.answered) await ctx.services.provisioning.add(ctx, target, { step: link.verifyStep, payload: { reason: check.reason } });
+  if (!check.answered) await provisioning(ctx.services).add(ctx, target, { step: link.verifyStep, payload: { reason: check.reason } });
   return check.answered;
 }
 

@@ -1,12 +1,12 @@
 /**
- * Provisioning (kernel service `services.provisioning`): external work after a project, study or
+ * Provisioning (`provisioning(ctx.services)`, one service per kernel): external work after a project, study or
  * assay is created (a storage folder, an ELN entry, a Git repository), done through the job queue
  * so that a slow or failing external system never blocks or loses the record. See README.md here.
  *
- * API for plugins (all from core/public.ts):
+ * API for plugins (all from lib/integrations/index.ts):
  *
  *   // setup(ctx) — a step executor; the job `provisioning.<step>` with its own retry policy:
- *   ctx.services.provisioning.executor('eln-a.create-entry', async (sctx, step) => {
+ *   provisioning(ctx.services).executor('eln-a.create-entry', async (sctx, step) => {
  *     // step.payload: what `add` stored; step.result: the partial result of an earlier run, or null.
  *     const folder = step.result?.folderId ?? (await vendor.createFolder(...)).id;
  *     await sctx.progress({ folderId: folder });             // committed at once: a rerun sees it
@@ -18,11 +18,11 @@
  *   // throw new StepFailedError('reason') to fail at once without retrying.
  *
  *   // a RecordExtensions field's save hook (inside the create transaction, after validation):
- *   await ctx.services.provisioning.add(ctx, { kind: 'study', id: study.id }, { step: 'eln-a.create-entry', payload: {...} });
+ *   await provisioning(ctx.services).add(ctx, { kind: 'study', id: study.id }, { step: 'eln-a.create-entry', payload: {...} });
  *   // -> step row PENDING + job enqueued in the same transaction; the study's status is INITIALIZING.
  *
  *   // reading results later (e.g. for a response field):
- *   await ctx.services.provisioning.steps(em, 'study', [id1, id2]);
+ *   await provisioning(ctx.services).steps(em, 'study', [id1, id2]);
  *
  * Record kinds (projects, studies, assays) register themselves in setup with `registerKind`, and
  * offer `POST /<segment>/{id}/retry-initialization` (`retryInitializationWrite`) calling `retry`.
@@ -32,20 +32,18 @@
  * `{step, reason}`); `retry` moves it back to INITIALIZING and reruns the FAILED steps.
  */
 import crypto from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EntitySchema } from '@mikro-orm/core';
-import type { TSchema, Static } from '@sinclair/typebox';
-import type { Actor } from '../auth/api-keys.ts';
-import type { ActivityService } from '../activity/index.ts';
-import { query, queryOne, raw, sql } from '../db/sql.ts';
-import { BadRequestError } from '../errors.ts';
-import type { JobContext, JobQueue } from '../jobs/index.ts';
-import { defineWrite, type OperationContext } from '../kernel/operations.ts';
-import { IdParams } from '../schemas.ts';
-import { withArticle } from '../text.ts';
+import {
+  BadRequestError, defineWrite, IdParams, query, queryOne, raw, sql, withArticle,
+  type ActivityService, type Actor, type EntityManager, type JobContext, type JobQueue, type KernelServices, type OperationContext,
+  type Static, type TSchema,
+} from '../../core/public.ts';
 
+/** The states of a provisioning step row. */
 export const STEP_STATUSES = ['PENDING', 'RUNNING', 'DONE', 'FAILED'] as const;
+/** One of STEP_STATUSES. */
 export type StepStatus = (typeof STEP_STATUSES)[number];
+/** What a step stores as its (partial) result: JSON. */
 export type StepResult = Record<string, unknown>;
 
 /** A step as an executor sees it. */
@@ -72,6 +70,7 @@ export interface RecordScope {
   assayId: string | null;
 }
 
+/** What an executor gets: the job's context, the record and its creator, and ways to store progress and completion work. */
 export interface StepContext extends JobContext {
   /** The organization user who created the record (activity is recorded in their name). */
   actor: Actor;
@@ -84,8 +83,10 @@ export interface StepContext extends JobContext {
   onComplete(fn: (em: EntityManager) => Promise<void>): void;
 }
 
+/** A step's work; its return value is merged into the step's stored result. */
 export type StepExecutor = (ctx: StepContext, step: ProvisioningStep) => Promise<StepResult | void>;
 
+/** The retry policy and concurrency group of a step's job. */
 export interface ExecutorOptions {
   /** Retries after the first run (default 5). */
   retryLimit?: number;
@@ -113,6 +114,7 @@ export interface ProvisionedKind {
   scope(em: EntityManager, id: string): Promise<RecordScope | undefined>;
 }
 
+/** A step to add to a record (`add`). */
 export interface AddStepInput {
   /** `<plugin>.<step>`, as registered with `executor`. */
   step: string;
@@ -131,6 +133,7 @@ interface StepRow extends ProvisioningStep {
 const stepColumns = raw(`s.id, s.record_kind as kind, s.record_id as "recordId", s.organization_id as "organizationId", s.plugin, s.step,
   s.payload, s.result, s.status, s.attempts, s.last_error as "lastError", s.created_by_id as "createdById", s.user_id as "userId"`);
 
+/** Steps per record on the job queue, with the record's INITIALIZING / ACTIVE / INITIALIZATION_FAILED status; one per kernel (`provisioning`). */
 export class ProvisioningService {
   #jobs: JobQueue;
   #activity: ActivityService;
@@ -341,6 +344,20 @@ export class ProvisioningService {
     await em.execute(`update ${kind.table} set status = ?, updated_at = now(), version = version + 1 where id = ?`, [newStatus, row.recordId]);
     this.#activity.record(em, stepActor(row), { eventType: `${row.kind}.status_changed`, data: { oldStatus, newStatus }, ...scope });
   }
+}
+
+/** One service per kernel instance, keyed by that kernel's services object. */
+const perKernel = new WeakMap<object, ProvisioningService>();
+
+/**
+ * The provisioning service of the kernel these services belong to (`ctx.services` in setup, an
+ * operation or a job), created on first use. The kernel does not know provisioning: the library
+ * keeps one service per kernel, so two kernels in one process never share executors or kinds.
+ */
+export function provisioning(services: Pick<KernelServices, 'jobs' | 'activity'>): ProvisioningService {
+  let service = perKernel.get(services);
+  if (!service) perKernel.set(services, (service = new ProvisioningService(services.jobs, services.activity)));
+  return service;
 }
 
 function toStep(r: StepRow): ProvisioningStep {

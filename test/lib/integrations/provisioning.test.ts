@@ -3,12 +3,13 @@
 // resumes. A test plugin contributes a `probe` field to projects, studies and assays whose step
 // executor behaves as each test asks and counts its "external" side effects in its own table.
 import t from 'tap';
-import { definePlugin, ValidationError, StepFailedError, Type, type StepContext, type ProvisioningStep } from '../../core/public.ts';
-import { projectExtensions } from '../../plugins/projects/extensions.ts';
-import { studyExtensions } from '../../plugins/studies/extensions.ts';
-import { assayExtensions } from '../../plugins/assays/extensions.ts';
-import { startTestServer, type Member, type TestServer } from '../support/server.ts';
-import { loadConfig } from '../../core/config.ts';
+import { definePlugin, ValidationError, Type } from '../../../core/public.ts';
+import { StepFailedError, type StepContext, type ProvisioningStep, provisioning } from '../../../lib/integrations/index.ts';
+import { projectExtensions } from '../../../plugins/projects/extensions.ts';
+import { studyExtensions } from '../../../plugins/studies/extensions.ts';
+import { assayExtensions } from '../../../plugins/assays/extensions.ts';
+import { startTestServer, testCast, type Member, type TestServer } from '../../support/server.ts';
+import { loadConfig } from '../../../core/config.ts';
 
 /**
  * How the executor behaves for a probe key: fail this many runs first, fail always, hang once,
@@ -69,7 +70,7 @@ const probePlugin = definePlugin({
   ],
   events: { 'probe.done': 'RESEARCH' },
   setup(ctx) {
-    ctx.services.provisioning.executor('probe.work', probeStep, { retryLimit: 2, retryDelaySeconds: 1 });
+    provisioning(ctx.services).executor('probe.work', probeStep, { retryLimit: 2, retryDelaySeconds: 1 });
     for (const [kind, point] of [['project', projectExtensions], ['study', studyExtensions], ['assay', assayExtensions]] as const) {
       ctx.use(point as typeof projectExtensions).addField({
         name: 'probe',
@@ -77,7 +78,7 @@ const probePlugin = definePlugin({
         schema: ProbeSchema,
         async save(op, record, value) {
           const probe = value as Probe;
-          await op.services.provisioning.add(op, { kind, id: record.id }, { step: 'probe.work', payload: { key: probe.key } });
+          await provisioning(op.services).add(op, { kind, id: record.id }, { step: 'probe.work', payload: { key: probe.key } });
           // A validation failure after the step was added: the whole create rolls back, job included.
           if (probe.rollback) throw new ValidationError([{ field: 'probe', message: 'rejected after queueing' }]);
         },
@@ -88,12 +89,7 @@ const probePlugin = definePlugin({
 
 const plugins = ['users', 'projects', 'studies', 'assay-types', 'assays', 'activity'];
 const server = await startTestServer(t, { plugins, extraPlugins: [probePlugin], jobs: true });
-const org = await server.organization('Acme');
-const other = await server.organization('Other');
-const admin = await server.admin(org);
-const alice = await server.member(org);
-const bob = await server.member(org);
-const outsider = await server.admin(other);
+const { admin, alice, bob, outsider } = await testCast(server, ['Acme', 'Other']);
 
 let seq = 0;
 function probe(b: Behaviour = {}, extra: Partial<Probe> = {}): Probe {

@@ -1,0 +1,104 @@
+/**
+ * `labdata new-plugin NAME`: starts a resource plugin from `plugins/keywords`, the smallest
+ * complete plugin, by copying its folder and renaming its identifiers. The copy is the template
+ * itself (no second template folder that could drift from it).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Command } from './args.ts';
+
+const projectRoot = path.resolve(import.meta.dirname, '../..');
+const TEMPLATE = path.join(projectRoot, 'plugins/keywords');
+/** Kebab-case plural: a new plugin names the resources it holds (`instruments`, `lab-devices`). */
+const NAME = /^[a-z][a-z0-9]*(-[a-z][a-z0-9]*)*s$/;
+
+/** A refused name or target folder: one line on stderr, exit 1. */
+export class NewPluginError extends Error {}
+
+/** The spellings of a resource name that the template's "keyword(s)" take. */
+export interface ResourceNames {
+  /** `lab-devices`: the plugin name and its migration prefix. */
+  plugin: string;
+  /** `lab_device` / `lab_devices`: tables, event types, paths and tool names. */
+  singular: string;
+  plural: string;
+  /** `labDevice`: identifiers. */
+  camel: string;
+  /** `LabDevice` / `LabDevices`: entity names and tags. */
+  pascal: string;
+  pascalPlural: string;
+}
+
+/** The spellings of NAME, or a NewPluginError saying what a name must look like. */
+export function resourceNames(name: string): ResourceNames {
+  if (!NAME.test(name)) {
+    throw new NewPluginError(`"${name}" is not a plugin name: use a kebab-case plural such as "instruments" or "lab-devices"`);
+  }
+  const singularKebab = name.endsWith('ies') ? name.slice(0, -3) + 'y' : /(s|x|ch|sh)es$/.test(name) ? name.slice(0, -2) : name.slice(0, -1);
+  const words = singularKebab.split('-');
+  const cap = (w: string) => w[0].toUpperCase() + w.slice(1);
+  const pascal = words.map(cap).join('');
+  return {
+    plugin: name,
+    singular: words.join('_'),
+    plural: name.replaceAll('-', '_'),
+    camel: pascal[0].toLowerCase() + pascal.slice(1),
+    pascal,
+    pascalPlural: name.split('-').map(cap).join(''),
+  };
+}
+
+/** The template's text with its resource renamed; relative imports re-aimed from `target`. */
+export function renameTemplate(text: string, names: ResourceNames, target: string): string {
+  const root = path.relative(target, projectRoot).split(path.sep).join('/');
+  return text
+    // The README's line about being the template would be untrue in the copy.
+    .replace('The smallest complete plugin, and the one `labdata new-plugin NAME` copies:', 'Started with `labdata new-plugin`; its files:')
+    .replace(/'(\.\.\/\.\.\/)/g, `'${root}/`)
+    .replace(/\bkeywords(?=-\d{4}-)|(?<=name: ')keywords(?=')|(?<=^# )keywords$|(?<=plugins\/)keywords\b|\bkeywords plugin\b/gm, (m) =>
+      m.replace('keywords', names.plugin),
+    )
+    .replace(/Keywords/g, names.pascalPlural)
+    .replace(/Keyword/g, names.pascal)
+    .replace(/keyword(?=[A-Z])/g, names.camel)
+    .replace(/keywords/g, names.plural)
+    .replace(/keyword/g, names.singular);
+}
+
+/** Copies the template into `<into>/<name>`; refuses a bad name or an existing folder. Returns the folder. */
+export function newPlugin(name: string, into = path.join(projectRoot, 'plugins')): string {
+  const names = resourceNames(name);
+  const target = path.resolve(into, name);
+  if (fs.existsSync(target)) throw new NewPluginError(`${path.relative(process.cwd(), target) || target} already exists: choose another name or remove it`);
+  fs.mkdirSync(target, { recursive: true });
+  for (const file of fs.readdirSync(TEMPLATE)) {
+    const text = fs.readFileSync(path.join(TEMPLATE, file), 'utf8');
+    fs.writeFileSync(path.join(target, file), renameTemplate(text, names, target));
+  }
+  return target;
+}
+
+/** The CLI verb (listed in core/cli/main.ts). */
+export const newPluginCommand: Command = {
+  name: 'new-plugin',
+  usage: 'new-plugin NAME [--into DIR]',
+  summary: 'Start a resource plugin in plugins/NAME from plugins/keywords.',
+  description:
+    'Copies plugins/keywords (manifest, schemas, service, entities, migrations, events, README) into plugins/NAME and renames ' +
+    'keyword/keywords to the new resource: NAME is a kebab-case plural ("instruments" gives the table instrument, the routes ' +
+    '/instruments and the tools list_instruments and get_instrument). Then edit the files in the new folder and add the plugin ' +
+    'to LABDATA_PLUGINS (a path such as ./plugins/instruments) or to config/plugins.ts. A bad name or an existing folder exits 1.',
+  args: [{ name: 'NAME', description: 'the plugin name, a kebab-case plural (instruments, lab-devices)' }],
+  options: { into: { type: 'string', value: 'DIR', description: 'the folder that receives NAME (default: the plugins folder)' } },
+  examples: ['labdata new-plugin instruments', 'labdata new-plugin lab-devices --into plugins-extra'],
+  async run(values, [name]) {
+    try {
+      const target = newPlugin(name, typeof values.into === 'string' ? path.resolve(values.into) : undefined);
+      process.stdout.write(JSON.stringify({ plugin: name, folder: path.relative(process.cwd(), target) }) + '\n');
+    } catch (err) {
+      if (!(err instanceof NewPluginError)) throw err;
+      process.stderr.write(`labdata: new-plugin: ${err.message}\n`);
+      process.exitCode = 1;
+    }
+  },
+};

@@ -1,0 +1,37 @@
+import { fetchPage, NotFoundError, organizationUserColumns, queryOne, raw, sql, toOrganizationUserDto, type OperationContext, type OrganizationUserRow, type PageRequest } from '../../core/public.ts';
+
+// Users are visible through their membership in the caller's organization only.
+const scope = (organizationId: string) =>
+  sql`from organization_user ou join app_user u on u.id = ou.user_id where ou.organization_id = ${organizationId}`;
+
+export const userSort = {
+  fields: { displayName: 'u.display_name', email: 'lower(u.email)', createdAt: 'u.created_at' },
+  default: ['displayName,asc'],
+  tiebreaker: 'u.id',
+};
+
+export const organizationUserSort = {
+  fields: { createdAt: 'ou.created_at', status: 'ou.status', displayName: 'u.display_name', email: 'lower(u.email)' },
+  default: ['createdAt,asc'],
+  tiebreaker: 'ou.id',
+};
+
+const toUserDto = (row: OrganizationUserRow) => toOrganizationUserDto(row).user;
+
+/** One page of the caller's organization's memberships, shown as users or as organization users. */
+async function membersPage<T>(ctx: OperationContext, page: PageRequest, toDto: (row: OrganizationUserRow) => T) {
+  const { rows, total } = await fetchPage<OrganizationUserRow>(ctx.em, { columns: organizationUserColumns, from: scope(ctx.actor.organizationId) }, page);
+  return { items: rows.map(toDto), total };
+}
+
+/** One membership of the caller's organization, by user id or organization-user id; 404 naming `entity` otherwise. */
+async function member<T>(ctx: OperationContext, by: 'u.id' | 'ou.id', id: string, entity: string, toDto: (row: OrganizationUserRow) => T) {
+  const row = await queryOne<OrganizationUserRow>(ctx.em, sql`select ${organizationUserColumns} ${scope(ctx.actor.organizationId)} and ${raw(by)} = ${id}`);
+  if (!row) throw new NotFoundError(entity, id);
+  return toDto(row);
+}
+
+export const listUsers = (ctx: OperationContext, page: PageRequest) => membersPage(ctx, page, toUserDto);
+export const getUser = (ctx: OperationContext, id: string) => member(ctx, 'u.id', id, 'User', toUserDto);
+export const listOrganizationUsers = (ctx: OperationContext, page: PageRequest) => membersPage(ctx, page, toOrganizationUserDto);
+export const getOrganizationUser = (ctx: OperationContext, id: string) => member(ctx, 'ou.id', id, 'OrganizationUser', toOrganizationUserDto);

@@ -1,0 +1,71 @@
+// `labdata new-plugin NAME` (issue 13, point 4): a new resource plugin starts as a renamed copy
+// of plugins/keywords that type-checks and loads like any third-party plugin.
+import t from 'tap';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
+import { projectRoot, runCli } from './labdata-cli.ts';
+import { startTestServer } from '../support/server.ts';
+
+const env = { LABDATA_DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none', LABDATA_PORT: '0' };
+// Inside the repository (node_modules resolve from there), in the git-ignored scratch folder.
+mkdirSync(join(projectRoot, '.scratch'), { recursive: true });
+const scratch = mkdtempSync(join(projectRoot, '.scratch/new-plugin-'));
+t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
+const into = relative(projectRoot, scratch);
+
+t.test('--help explains the verb', async (t) => {
+  const res = await runCli(['new-plugin', '--help'], env);
+  t.equal(res.code, 0);
+  t.match(res.stdout, /^usage: labdata new-plugin NAME/);
+  t.match(res.stdout, /plugins\/keywords/);
+  t.match(res.stdout, /\nexamples:\n {2}labdata new-plugin instruments/);
+  t.match((await runCli(['--help'], env)).stdout, /\n {2}new-plugin NAME/, 'listed in the top-level help');
+});
+
+t.test('a bad name or an existing folder: one line, exit 1, nothing written', async (t) => {
+  const cases: [string[], RegExp][] = [
+    [['new-plugin', 'Instruments', '--into', into], /^labdata: new-plugin: "Instruments" is not a plugin name: use a kebab-case plural/],
+    [['new-plugin', 'instrument', '--into', into], /is not a plugin name/],
+    [['new-plugin', '../evil', '--into', into], /is not a plugin name/],
+    [['new-plugin', 'keywords'], /^labdata: new-plugin: plugins\/keywords already exists/],
+  ];
+  for (const [args, reason] of cases) {
+    const res = await runCli(args, env);
+    t.equal(res.code, 1, `${args.join(' ')}: exit 1`);
+    t.equal(res.stdout, '');
+    t.equal(res.stderr.split('\n').filter(Boolean).length, 1, 'one line');
+    t.match(res.stderr, reason);
+  }
+  t.same(readdirSync(scratch), [], 'nothing generated');
+});
+
+t.test('the generated plugin type-checks and serves its resource', async (t) => {
+  const res = await runCli(['new-plugin', 'lab-devices', '--into', into], env);
+  t.equal(res.code, 0, res.stderr);
+  t.same(res.json, { plugin: 'lab-devices', folder: `${into}/lab-devices` });
+  const folder = join(scratch, 'lab-devices');
+  t.same(readdirSync(folder).sort(), readdirSync(join(projectRoot, 'plugins/keywords')).sort(), 'the same files as plugins/keywords');
+  for (const file of readdirSync(folder)) t.notMatch(readFileSync(join(folder, file), 'utf8'), /keyword/i, `${file}: renamed throughout`);
+  t.equal((await runCli(['new-plugin', 'lab-devices', '--into', into], env)).code, 1, 'a second run refuses the folder');
+
+  writeFileSync(join(scratch, 'tsconfig.json'), JSON.stringify({ extends: '../../tsconfig.json', include: ['lab-devices'] }));
+  const tsc = join(projectRoot, 'node_modules/typescript/bin/tsc');
+  const checked = await promisify(execFile)(process.execPath, [tsc, '-p', join(scratch, 'tsconfig.json')], { cwd: projectRoot }).then(
+    () => '',
+    (err: { stdout?: string }) => err.stdout ?? String(err),
+  );
+  t.equal(checked, '', 'tsc reports nothing');
+
+  const server = await startTestServer(t, { plugins: ['users', folder] });
+  t.ok(server.kernel.plugins.some((p) => p.name === 'lab-devices'), 'loaded by path like a third-party plugin');
+  const member = await server.member(await server.organization());
+  const created = await server.post('/api/v1/lab_devices', { value: ' Centrifuge ' }, { key: member.key });
+  t.equal(created.status, 201, created.text);
+  t.equal(created.body.value, 'Centrifuge');
+  const list = await server.get('/api/v1/lab_devices', { key: member.key });
+  t.same(list.body.content.map((d: { id: string }) => d.id), [created.body.id]);
+  const [event] = await server.sql(`select category from activity where event_type = 'lab_device.created'`);
+  t.same(event, { category: 'ADMINISTRATIVE' });
+});
