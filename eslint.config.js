@@ -57,10 +57,4 @@ export default tseslint.config(
       }],
     },
   },
-  {
-    // The record library's files still in core/ (issue 13 moves them to lib/records): until
-    // then they import like a library. Drop this block when they have moved.
-    files: ['core/{parents,records,lifecycle,organization-records,attachments}.ts', 'core/kernel/record-extensions.ts'],
-    rules: { 'boundaries/element-types': 'off' },
-  },
 );

@@ -9,14 +9,12 @@ export { definePlugin, type SetupContext, type RegisterContext, type BootstrapCo
 export { createExtensionPoint } from './kernel/extension-points.ts';
 /** Operations: one definition serves a REST route and an MCP tool. */
 export { defineRead, defineWrite, withStatus, type OperationContext, type ReadDefinition, type WriteDefinition, type PageResult } from './kernel/operations.ts';
-/** Record extensions: fields, outputs and hooks other plugins add to a record kind. */
-export { RecordExtensions, type RecordField, type RecordOutput, type RecordHook, type DeleteHook } from './kernel/record-extensions.ts';
 /** The services every plugin gets, and a job handler's context. */
 export type { KernelServices, JobContext } from './kernel/services.ts';
 /** The authenticated caller of an operation. */
 export type { Actor } from './auth/api-keys.ts';
 /** Errors an operation throws; the kernel turns them into the spec's error responses. */
-export { HttpError, BootstrapError, ValidationError, BadRequestError, ForbiddenError, NotFoundError, ConflictError, type FieldError } from './errors.ts';
+export { HttpError, BootstrapError, ValidationError, BadRequestError, ForbiddenError, NotFoundError, ConflictError, VersionConflictError, type FieldError } from './errors.ts';
 /** SQL as tagged templates (always parameterised) and the helpers that run it. */
 export { sql, raw, join, query, queryOne, isoDate, Sql } from './db/sql.ts';
 /** A plugin's schema migration (name prefixed with the plugin name). */
@@ -24,15 +22,15 @@ export type { MigrationDefinition } from './db/orm.ts';
 /** A write transaction that retries on serialization failures and deadlocks. */
 export { writeTransaction } from './db/transaction.ts';
 /** Row locks taken in the one global order (no deadlocks between writers). */
-export { lockRows, lockLocated, lockChildren, type RowLock } from './db/locks.ts';
+export { lockRows, lockLocated, lockChildren, type RowLock, type LockTable } from './db/locks.ts';
 /** Exact page totals kept by triggers: the SQL that reads them, and a plugin's part of a recount. */
 export { classTotal, recordTotal, visibleTotal, OPEN_CLASSES, type CounterSource } from './counters/index.ts';
 /** Keyset pagination of a list read. */
 export { fetchPage, type PageRequest, type SortSpec } from './pagination/index.ts';
 /** Record visibility and the access columns permission checks read. */
 export { VISIBILITIES, type Visibility, type AccessColumns } from './permissions/index.ts';
-/** The categories of activity events. */
-export { ACTIVITY_CATEGORIES, type ActivityCategory } from './activity/index.ts';
+/** The categories of activity events, and the records an event belongs to. */
+export { ACTIVITY_CATEGORIES, type ActivityCategory, type ActivityScope } from './activity/index.ts';
 /** "a study", "an assay": messages that name a record kind. */
 export { withArticle } from './text.ts';
 /** Schema building blocks shared by every plugin's request and response schemas. */
@@ -43,24 +41,13 @@ export { validateInput } from './http/validation.ts';
 export type { EntityManager } from '@mikro-orm/postgresql';
 /** MikroORM entity definitions (the kernel's copy: entities must come from the ORM that loads them). */
 export { defineEntity, p } from '@mikro-orm/core';
-/** Lifecycle records: status, archive and their writes. */
-export { LIFECYCLE_STATUSES, LIFECYCLE_TRANSITIONS, StatusBody, ArchiveQuery, transition, mergeUpdate, statusWrite, archiveWrite, lifecycleEntityProperties,
-  lifecycleProperties, lifecycleColumns, lifecycleDto, type LifecycleStatus, type LifecycleShape } from './lifecycle.ts';
 /** TypeBox, the schema language of every operation (the kernel's copy). */
 export { Type, type Static, type TSchema, type TObject } from '@sinclair/typebox';
-/** Record kinds other records attach to. */
-export type { ParentAccess, ParentKind, ParentRegistry } from './parents.ts';
-/** Records scoped to an organization. */
-export { OrganizationRecords, type OrganizationRecordSpec } from './organization-records.ts';
 /** Kernel tables plugins may write through (teams, project access). */
 export { Team, TeamMember, ProjectMember, OrganizationUser } from './entities/index.ts';
 /** Users and organization users as every plugin shows them (the kernel owns their tables). */
 export { UserSchema, OrganizationUserSchema, organizationUserColumns, toUserDto, toOrganizationUserDto, type OrganizationUserRow } from './entities/dto.ts';
-/** Records attached to a parent (notes, links, keywords, ...). */
-export { parentParam, parentParams, parentOf, contributableParentOf, attachedTo, attachedVisible, cascadeWithParents, parentType, parentProperties, attachedColumns, attachedDto, type AttachedRow } from './attachments.ts';
 /** Seals and opens stored credentials (`services.secrets`). */
 export type { SecretBox } from './secrets.ts';
-/** Record kinds with lifecycle routes. */
-export { registerLifecycleRecord, registerRecordKind, type LifecycleRecordOptions, type LifecycleRecordService, type RecordKindOptions, type RecordPlace } from './records.ts';
 /** The `onCreate` instant of an entity: `createdAt` and `updatedAt` of a new record are equal. */
 export { creationTime } from './db/timestamps.ts';

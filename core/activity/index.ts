@@ -8,6 +8,13 @@ import { Startup } from '../kernel/startup.ts';
 export const ACTIVITY_CATEGORIES = ['RESEARCH', 'GOVERNANCE', 'ADMINISTRATIVE'] as const;
 export type ActivityCategory = (typeof ACTIVITY_CATEGORIES)[number];
 
+/** The records an activity entry is scoped by (project always; study and assay when inside one). */
+export interface ActivityScope {
+  projectId: string;
+  studyId: string | null;
+  assayId: string | null;
+}
+
 export interface ActivityInput {
   eventType: string;
   data?: Record<string, unknown>;

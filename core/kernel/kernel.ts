@@ -4,7 +4,6 @@ import type { Config } from '../config.ts';
 import { ActivityService } from '../activity/index.ts';
 import { PermissionService } from '../permissions/index.ts';
 import { CounterService } from '../counters/index.ts';
-import { ParentRegistry } from '../parents.ts';
 import { JobQueue } from '../jobs/index.ts';
 import { SecretBox } from '../secrets.ts';
 import { kernelEntities } from '../entities/index.ts';
@@ -44,7 +43,6 @@ export function assembleKernel(config: Config, plugins: PluginDefinition[], log:
     permissions: new PermissionService(),
     counters: new CounterService(startup),
     activity,
-    parents: new ParentRegistry(),
     jobs,
     secrets: SecretBox.fromConfig(config),
   };
@@ -90,6 +88,7 @@ export function assembleKernel(config: Config, plugins: PluginDefinition[], log:
       },
     }, states.get(plugin));
   }
+  // Registries outside the kernel close here: `register` may still add to them (delete cascades).
   startup.end();
   return { plugins, services, entities, migrations, reads, writes };
 }

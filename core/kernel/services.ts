@@ -4,7 +4,6 @@ import type { Actor } from '../auth/api-keys.ts';
 import type { Config } from '../config.ts';
 import type { ActivityService } from '../activity/index.ts';
 import type { PermissionService } from '../permissions/index.ts';
-import type { ParentRegistry } from '../parents.ts';
 import type { JobContext as JobContextOf, JobQueue } from '../jobs/index.ts';
 import type { SecretBox } from '../secrets.ts';
 import type { CounterService } from '../counters/index.ts';
@@ -17,8 +16,6 @@ export interface KernelServices {
   startup: Startup;
   permissions: PermissionService;
   activity: ActivityService<OperationContext>;
-  /** Record kinds other records attach to (projects, studies, assays), registered by their plugins. */
-  parents: ParentRegistry;
   /** The durable job queue (pg-boss): define jobs in setup, enqueue inside write transactions. */
   jobs: JobQueue<KernelServices>;
   /** Seals and opens stored credentials (AES-256-GCM, LABDATA_SECRET_KEY). */

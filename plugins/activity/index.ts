@@ -1,3 +1,4 @@
+import { parentKinds } from '../../lib/records/index.ts';
 import { definePlugin, defineRead, IdParams, Type, Uuid } from '../../core/public.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
@@ -46,7 +47,7 @@ export default definePlugin({
       }),
     );
     // One feed per parent kind the enabled plugins registered (projects, studies, assays).
-    for (const parent of ctx.services.parents.all()) {
+    for (const parent of parentKinds(ctx.services).all()) {
       const field = `${parent.kind}Id` as 'projectId' | 'studyId' | 'assayId';
       ctx.read(
         defineRead({

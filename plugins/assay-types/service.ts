@@ -5,16 +5,15 @@ import {
   ConflictError,
   fetchPage,
   isoDate,
-  mergeUpdate,
   NotFoundError,
   queryOne,
   raw,
   sql,
-  transition,
   type EntityManager,
   type OperationContext,
   type PageRequest,
 } from '../../core/public.ts';
+import { mergeUpdate, transition } from '../../lib/records/index.ts';
 import { AssayType } from './entities.ts';
 import { normalizeFields, normalizeTasks } from './definition.ts';
 import type { AssayFieldDefinition, AssayTypeStatus, StandardTask } from './extensions.ts';

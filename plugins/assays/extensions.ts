@@ -1,15 +1,13 @@
 import {
   createExtensionPoint,
-  NotFoundError,
-  queryOne,
   raw,
-  RecordExtensions,
   sql,
   type Actor,
   type KernelServices,
   type OperationContext,
   type Sql,
 } from '../../core/public.ts';
+import { parentKinds, type RecordExtensions, type ParentAccess } from '../../lib/records/index.ts';
 import { studyAccess } from '../studies/extensions.ts';
 
 /** An assay as other plugins see it in hooks (`projectId` is its study's project). */
@@ -49,16 +47,6 @@ export function assayAccess(services: KernelServices, actor: Actor, alias: strin
 }
 
 /** The assay as the actor sees it (404 naming the assay when not viewable), for child records. */
-export async function assayAccessById(
-  ctx: OperationContext,
-  assayId: string,
-): Promise<{ id: string; studyId: string; projectId: string; canContribute: boolean }> {
-  const access = assayAccess(ctx.services, ctx.actor, 'a');
-  const row = await queryOne<{ id: string; studyId: string; projectId: string; canContribute: boolean }>(
-    ctx.em,
-    sql`select a.id, a.study_id as "studyId", ${access.projectId} as "projectId", ${access.contributable} as "canContribute"
-          from assay a ${access.join} where a.id = ${assayId} and ${access.visible}`,
-  );
-  if (!row) throw new NotFoundError('Assay', assayId);
-  return row;
+export function assayAccessById(ctx: OperationContext, assayId: string): Promise<ParentAccess> {
+  return parentKinds(ctx.services).get('assay')!.access(ctx, assayId);
 }

@@ -1,12 +1,12 @@
-import { definePlugin, RecordExtensions, registerLifecycleRecord, registerRecordKind, sql } from '../../core/public.ts';
-import { studyExtensions } from '../studies/extensions.ts';
+import { definePlugin } from '../../core/public.ts';
+import { lifecycleOperations, RecordExtensions } from '../../lib/records/index.ts';
 import { Assay } from './entities.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
 import { assayCounters } from './counters.ts';
-import { assayAccess, assayAccessById, assayExtensions, RESERVED_ASSAY_FIELDS, type AssayRecord } from './extensions.ts';
+import { assayExtensions, RESERVED_ASSAY_FIELDS, type AssayRecord } from './extensions.ts';
 import { assaySchema, createBodySchema, updateBodySchema } from './schemas.ts';
-import { AssayService, assaySort } from './service.ts';
+import { assayRecords, assaySort } from './service.ts';
 
 const tags = ['Assays'];
 
@@ -25,39 +25,19 @@ export default definePlugin({
   setup(ctx) {
     ctx.services.counters.register(assayCounters);
     const extensions = new RecordExtensions<AssayRecord>('assay', RESERVED_ASSAY_FIELDS);
-    const service = new AssayService(extensions);
     ctx.provide(assayExtensions, extensions);
-    // Notes, tasks, links, folders and activity feeds attach to assays; provisioning moves them through INITIALIZING.
-    registerRecordKind(ctx, {
-      kind: 'assay',
-      plural: 'assays',
-      label: 'Assay',
-      table: 'assay',
-      entity: Assay,
-      extensions,
-      locate: (id) => sql`select s.project_id as "projectId", a.study_id as "studyId" from assay a join study s on s.id = a.study_id where a.id = ${id}`,
-      access: (op, id) => assayAccessById(op, id),
-      visible: (op, id) => {
-        const access = assayAccess(op.services, op.actor, 'va');
-        return sql`exists (select 1 from assay va ${access.join} where va.id = ${id} and ${access.visible} offset 0)`;
-      },
-    });
-    // Deleting a study (also through its project) deletes its assays and, through this plugin's own hook, their children.
-    ctx.use(studyExtensions).beforeDelete((op, studies) => service.deleteOfStudies(op, studies.map((s) => s.id)));
-    return service;
+    // Notes, tasks, links, folders and activity feeds attach to assays; provisioning moves them through INITIALIZING;
+    // deleting a study (also through its project) deletes its assays and, through their own hooks, their children.
+    return assayRecords(ctx, extensions);
   },
   register(ctx, service) {
     const { extensions } = service;
-    registerLifecycleRecord(ctx, {
-      kind: 'assay',
-      plural: 'assays',
+    const { reads, writes } = lifecycleOperations(service, {
       tags,
       response: assaySchema(extensions.outputProperties()),
       sort: assaySort,
       createBody: createBodySchema(extensions.bodyProperties('create')),
       updateBody: updateBodySchema(extensions.bodyProperties('update')),
-      service,
-      parent: { kind: 'study', plural: 'studies', field: 'studyId' },
       describe: {
         list: 'List the assays the caller may view (those of studies of projects they may view).',
         create: 'Create an assay of an ACTIVE assay type in a study the caller contributes to; `values` are checked against the type.',
@@ -65,5 +45,7 @@ export default definePlugin({
         delete: 'Delete an assay (and what is attached to it). Contributors only.',
       },
     });
+    reads.forEach((def) => ctx.read(def));
+    writes.forEach((def) => ctx.write(def));
   },
 });

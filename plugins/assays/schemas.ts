@@ -1,4 +1,5 @@
-import { DateInput, lifecycleProperties, NotBlank, Nullable, Timestamp, Type, Uuid, type Static, type TSchema } from '../../core/public.ts';
+import { DateInput, NotBlank, Nullable, Timestamp, Type, Uuid, type Static, type TSchema } from '../../core/public.ts';
+import { lifecycleProperties } from '../../lib/records/index.ts';
 
 /** An object of field name → value; the type's fields say which names and kinds of value. */
 const ValuesSchema = (description: string) => Type.Object({}, { additionalProperties: true, description });

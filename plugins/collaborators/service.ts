@@ -1,4 +1,5 @@
-import { isoDate, OrganizationRecords, raw } from '../../core/public.ts';
+import { isoDate, raw } from '../../core/public.ts';
+import { OrganizationRecords } from '../../lib/records/index.ts';
 import { Collaborator } from './entities.ts';
 
 interface CollaboratorShape {

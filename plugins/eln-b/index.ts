@@ -1,4 +1,5 @@
-import { definePlugin, type OperationContext, type RecordExtensions } from '../../core/public.ts';
+import { definePlugin, type OperationContext } from '../../core/public.ts';
+import { type RecordExtensions } from '../../lib/records/index.ts';
 import { provisioning } from '../../lib/integrations/index.ts';
 import { assayExtensions } from '../assays/extensions.ts';
 import { projectExtensions } from '../projects/extensions.ts';

@@ -1,4 +1,5 @@
-import { cascadeWithParents, definePlugin, defineRead, defineWrite, parentParam, parentParams, parentProperties, withArticle } from '../../core/public.ts';
+import { definePlugin, defineRead, defineWrite, withArticle } from '../../core/public.ts';
+import { cascadeWithParents, parentParam, parentParams, parentProperties, parentKinds } from '../../lib/records/index.ts';
 import { ExternalLink } from './entities.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
@@ -24,7 +25,7 @@ export default definePlugin({
   events,
   setup: () => new ExternalLinkService(),
   register(ctx, service) {
-    const parents = ctx.services.parents.all();
+    const parents = parentKinds(ctx.services).all();
     // Deleting a project, study or assay deletes its links, in the same transaction.
     cascadeWithParents(ctx.services, 'external_link');
     const response = externalLinkSchema(parentProperties(ctx.services));

@@ -1,23 +1,25 @@
 import crypto from 'node:crypto';
 import {
+  fetchPage,
+  isoDate,
+  NotFoundError,
+  queryOne,
+  sql,
+  ValidationError,
+  type OperationContext,
+  type PageRequest,
+} from '../../core/public.ts';
+import {
   attachedColumns,
   attachedDto,
   attachedTo,
   contributableParentOf,
-  fetchPage,
-  isoDate,
   mergeUpdate,
-  NotFoundError,
   parentOf,
-  queryOne,
-  sql,
-  ValidationError,
   type AttachedRow,
-  type OperationContext,
-  type PageRequest,
   type ParentAccess,
   type ParentKind,
-} from '../../core/public.ts';
+} from '../../lib/records/index.ts';
 import { ExternalLink } from './entities.ts';
 import type { CreateBody, UpdateBody } from './schemas.ts';
 

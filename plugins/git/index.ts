@@ -1,4 +1,5 @@
-import { definePlugin, defineRead, defineWrite, parentType, withArticle } from '../../core/public.ts';
+import { definePlugin, defineRead, defineWrite, withArticle } from '../../core/public.ts';
+import { parentType, parentKinds } from '../../lib/records/index.ts';
 import { projectExtensions } from '../projects/extensions.ts';
 import { events } from './events.ts';
 import { findGitIntegration } from './integrations.ts';
@@ -39,7 +40,7 @@ export default definePlugin({
   },
   register(ctx, service) {
     // Studies and assays are optional: their routes exist when their plugins are enabled.
-    const parents = REPOSITORY_KINDS.map((kind) => ctx.services.parents.get(kind)).filter((p) => p !== undefined);
+    const parents = REPOSITORY_KINDS.map((kind) => parentKinds(ctx.services).get(kind)).filter((p) => p !== undefined);
     const response = repositorySchema(parents.map((p) => parentType(p.kind)));
     for (const parent of parents) {
       // Deleting the record forgets its repository (the repository itself stays in the provider).

@@ -4,7 +4,6 @@ import {
   HttpError,
   isoDate,
   NotFoundError,
-  parentType,
   queryOne,
   raw,
   sql,
@@ -12,10 +11,9 @@ import {
   withStatus,
   type EntityManager,
   type OperationContext,
-  type ParentAccess,
-  type ParentKind,
   type Sql,
 } from '../../core/public.ts';
+import { parentType, type ParentAccess, type ParentKind } from '../../lib/records/index.ts';
 import type { ProjectRecord } from '../projects/extensions.ts';
 import { connect, type GitIntegration } from './connect.ts';
 import { GitProviderError, isTransient, type GitProvider, type GitRepository } from './provider.ts';

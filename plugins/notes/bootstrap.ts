@@ -1,3 +1,4 @@
+import { parentKinds } from '../../lib/records/index.ts';
 import { BootstrapError, HttpError, Uuid, validateInput, ValidationError, type BootstrapSection } from '../../core/public.ts';
 import { NoteService, ORGANIZATION, type NoteParent } from './service.ts';
 
@@ -53,7 +54,7 @@ async function resolveParent(
     return { parent: { kind, id: organizationId }, organizationId };
   }
   if (validateInput(UuidValue, id).length) throw new BootstrapError(`${where}: parent ${key} must be a UUID`);
-  if (!ctx.services.parents.get(kind)) throw new BootstrapError(`${where}: parent ${key}: no enabled plugin provides ${kind} records`);
+  if (!parentKinds(ctx.services).get(kind)) throw new BootstrapError(`${where}: parent ${key}: no enabled plugin provides ${kind} records`);
   const parent = { kind, id: id as string };
   const organizationId = await service.organizationOf(ctx.em, parent);
   if (!organizationId) throw new BootstrapError(`${where}: unknown ${kind} "${String(id)}"`);

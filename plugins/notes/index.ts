@@ -1,4 +1,5 @@
-import { cascadeWithParents, definePlugin, defineRead, IdParams, parentParam, parentParams, parentType, withArticle } from '../../core/public.ts';
+import { definePlugin, defineRead, IdParams, withArticle } from '../../core/public.ts';
+import { cascadeWithParents, parentParam, parentParams, parentType, parentKinds } from '../../lib/records/index.ts';
 import { notesSection } from './bootstrap.ts';
 import { Note, NoteVersion } from './entities.ts';
 import { events } from './events.ts';
@@ -34,7 +35,7 @@ export default definePlugin({
     return service;
   },
   register(ctx, service) {
-    const parents = ctx.services.parents.all();
+    const parents = parentKinds(ctx.services).all();
     // Deleting a project, study or assay deletes its notes (and their versions), in the same transaction.
     cascadeWithParents(ctx.services, 'note');
     const response = noteSchema([ORGANIZATION, ...parents.map((p) => p.kind)].map(parentType));

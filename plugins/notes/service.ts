@@ -1,30 +1,31 @@
 import crypto from 'node:crypto';
 import {
-  attachedColumns,
-  attachedDto,
-  attachedTo,
-  attachedVisible,
   fetchPage,
   isoDate,
   NotFoundError,
-  parentOf,
-  parentParam,
   queryOne,
   raw,
   sql,
   ValidationError,
   type Actor,
-  type AttachedRow,
   type EntityManager,
   type FieldError,
   type KernelServices,
   type OperationContext,
   type PageRequest,
-  type ParentAccess,
-  type ParentKind,
   type Sql,
   withArticle,
 } from '../../core/public.ts';
+import {
+  attachedColumns,
+  attachedDto,
+  attachedTo,
+  attachedVisible,
+  parentOf,
+  parentParam,
+  type AttachedRow,
+  type ParentAccess,
+  type ParentKind, parentKinds } from '../../lib/records/index.ts';
 import { Note, NoteVersion } from './entities.ts';
 import { NOTE_FORMATS, NOTE_TYPES, type NoteFormat, type NoteType } from './schemas.ts';
 
@@ -177,20 +178,17 @@ export class NoteService {
 
   /**
    * The organization a note parent belongs to, or undefined when there is no such parent (or its
-   * kind is not enabled). Parents are found through the registry's project-id SQL, so a moved
-   * study or assay is found where it is now.
+   * kind is not enabled). A record's organization never changes, a move included, so its own
+   * row says it.
    */
   async organizationOf(em: EntityManager, parent: NoteParent): Promise<string | undefined> {
-    const kind = this.#services.parents.get(parent.kind);
+    const kind = parentKinds(this.#services).get(parent.kind);
     if (parent.kind === ORGANIZATION || !kind) {
       if (parent.kind !== ORGANIZATION) return undefined;
       const row = await queryOne<{ id: string }>(em, sql`select o.id from organization o where o.id = ${parent.id}`);
       return row?.id;
     }
-    const row = await queryOne<{ organizationId: string }>(
-      em,
-      sql`select p.organization_id as "organizationId" from project p where p.id = ${kind.projectIdOf(sql`${parent.id}::uuid`)}`,
-    );
+    const row = await queryOne<{ organizationId: string }>(em, sql`select r.organization_id as "organizationId" from ${raw(kind.table)} r where r.id = ${parent.id}`);
     return row?.organizationId;
   }
 
@@ -201,7 +199,7 @@ export class NoteService {
    */
   async create(em: EntityManager, input: NewNote): Promise<NoteDto> {
     checkFields(input, true);
-    const kind = this.#services.parents.get(input.parent.kind);
+    const kind = parentKinds(this.#services).get(input.parent.kind);
     if (input.parent.kind !== ORGANIZATION && !kind) {
       throw new ValidationError([{ field: 'parent', message: `notes cannot be attached to ${withArticle(input.parent.kind)} (no enabled plugin provides that kind)` }]);
     }
@@ -281,7 +279,7 @@ export class NoteService {
   /** The parent as the actor may change it; null for organization notes (any member may). */
   async #accessForEdit(ctx: OperationContext, note: { id: string; parentKind: string; parentId: string }): Promise<ParentAccess | null> {
     if (note.parentKind === ORGANIZATION) return null;
-    const kind = this.#services.parents.get(note.parentKind);
+    const kind = parentKinds(this.#services).get(note.parentKind);
     const access = await kind?.access(ctx, note.parentId).catch((e: unknown) => {
       if (e instanceof NotFoundError) return undefined;
       throw e;

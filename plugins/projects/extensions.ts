@@ -1,11 +1,8 @@
 import {
   visibleTotal,
   createExtensionPoint,
-  NotFoundError,
   query,
-  queryOne,
   raw,
-  RecordExtensions,
   sql,
   type AccessColumns,
   type Actor,
@@ -13,6 +10,8 @@ import {
   type OperationContext,
   type Sql,
 } from '../../core/public.ts';
+import { provisioning, retryInitializationWrite } from '../../lib/integrations/index.ts';
+import { parentKinds, type InitializingHook, type RecordAccess, type RecordExtensions, type ParentAccess } from '../../lib/records/index.ts';
 
 /** A project as other plugins see it in hooks. */
 export interface ProjectRecord {
@@ -82,6 +81,21 @@ export function visibleChildTotal(actor: Actor, kind: string, categories?: reado
   return visibleTotal(actor, kind, privateGrantTotal(actor, kind, categories), categories);
 }
 
+/** How the actor reaches the project aliased `alias` (the lifecycle record's access). */
+export function projectAccessSql(services: KernelServices, actor: Actor, alias: string): RecordAccess {
+  return { visible: projectVisibleTo(services, actor, alias), contributable: projectContributableBy(services, actor, alias) };
+}
+
+/**
+ * Provisioning moves projects, studies and assays through INITIALIZING (storage folders,
+ * notebook entries, repositories ...): the record library's initializing hook for the three.
+ */
+export const provisioned: InitializingHook = {
+  register: (ctx, kind) => provisioning(ctx.services).registerKind(ctx.plugin, kind),
+  retry: (ctx, kind, record) => provisioning(ctx.services).retry(ctx, kind, record),
+  write: retryInitializationWrite,
+};
+
 /** SQL expression: the actor may contribute to the project aliased `alias`. */
 export function projectContributableBy(services: KernelServices, actor: Actor, alias: string): Sql {
   return services.permissions.canContribute(actor, accessColumns(alias));
@@ -91,14 +105,8 @@ export function projectContributableBy(services: KernelServices, actor: Actor, a
  * The project as the actor sees it, for a child record's permission check:
  * 404 (naming the project) when not viewable, else whether the actor may contribute.
  */
-export async function projectAccess(ctx: OperationContext, projectId: string): Promise<{ id: string; canContribute: boolean }> {
-  const row = await queryOne<{ id: string; canContribute: boolean }>(
-    ctx.em,
-    sql`select p.id, ${projectContributableBy(ctx.services, ctx.actor, 'p')} as "canContribute"
-          from project p where p.id = ${projectId} and ${projectVisibleTo(ctx.services, ctx.actor, 'p')}`,
-  );
-  if (!row) throw new NotFoundError('Project', projectId);
-  return row;
+export function projectAccess(ctx: OperationContext, projectId: string): Promise<ParentAccess> {
+  return parentKinds(ctx.services).get('project')!.access(ctx, projectId);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { lifecycleProperties, NotBlank, StringEnum, Uuid, VISIBILITIES } from '../../core/public.ts';
+import { NotBlank, StringEnum, Uuid, VISIBILITIES } from '../../core/public.ts';
+import { lifecycleProperties } from '../../lib/records/index.ts';
 
 
 const Visibility = StringEnum(VISIBILITIES, { description: 'Who may view the project' });

@@ -1,27 +1,29 @@
 import crypto from 'node:crypto';
 import {
-  attachedColumns,
-  attachedDto,
-  attachedTo,
   BadRequestError,
   ConflictError,
-  contributableParentOf,
   fetchPage,
   isoDate,
   NotFoundError,
-  parentOf,
   queryOne,
   raw,
   sql,
   type Actor,
-  type AttachedRow,
   type EntityManager,
   type KernelServices,
   type OperationContext,
   type PageRequest,
+} from '../../core/public.ts';
+import {
+  attachedColumns,
+  attachedDto,
+  attachedTo,
+  contributableParentOf,
+  parentOf,
+  type AttachedRow,
   type ParentAccess,
   type ParentKind,
-} from '../../core/public.ts';
+} from '../../lib/records/index.ts';
 import { existingFolder, pathOf } from './checks.ts';
 import { findDrive } from './drives.ts';
 import type { AttachBody } from './schemas.ts';

@@ -1,4 +1,5 @@
-import { cascadeWithParents, definePlugin, defineRead, defineWrite, IdParams, parentParam, parentParams, parentProperties, withArticle } from '../../core/public.ts';
+import { definePlugin, defineRead, defineWrite, IdParams, withArticle } from '../../core/public.ts';
+import { cascadeWithParents, parentParam, parentParams, parentProperties, parentKinds } from '../../lib/records/index.ts';
 import { provisioning } from '../../lib/integrations/index.ts';
 import { projectExtensions } from '../projects/extensions.ts';
 import { storageDrivesSection } from './bootstrap.ts';
@@ -96,7 +97,7 @@ export default definePlugin({
     // Deleting a project, study or assay detaches its folders (the folders on the drives stay).
     cascadeWithParents(ctx.services, 'storage_folder');
     const response = storageFolderSchema(parentProperties(ctx.services));
-    for (const parent of ctx.services.parents.all()) {
+    for (const parent of parentKinds(ctx.services).all()) {
       const base = `/${parent.segment}/:${parentParam(parent)}/storage-folders`;
       const one = `${base}/:folderId`;
       const ListParams = parentParams(parent);

@@ -1,4 +1,5 @@
-import { defineEntity, lifecycleEntityProperties, p } from '../../core/public.ts';
+import { defineEntity, p } from '../../core/public.ts';
+import { lifecycleEntityProperties } from '../../lib/records/index.ts';
 
 export const Study = defineEntity({
   name: 'Study',

@@ -1,9 +1,7 @@
 import {
   createExtensionPoint,
-  NotFoundError,
   queryOne,
   raw,
-  RecordExtensions,
   sql,
   type Actor,
   type KernelServices,
@@ -12,6 +10,7 @@ import {
   type Sql,
   type TSchema,
 } from '../../core/public.ts';
+import { parentKinds, type RecordExtensions, type ParentAccess } from '../../lib/records/index.ts';
 import { projectContributableBy, projectVisibleTo } from '../projects/extensions.ts';
 
 /** A study as other plugins see it in hooks. */
@@ -53,15 +52,8 @@ export function studyAccess(services: KernelServices, actor: Actor, alias: strin
 }
 
 /** The study as the actor sees it (404 naming the study when not viewable), for child records. */
-export async function studyAccessById(ctx: OperationContext, studyId: string): Promise<{ id: string; projectId: string; canContribute: boolean }> {
-  const access = studyAccess(ctx.services, ctx.actor, 's');
-  const row = await queryOne<{ id: string; projectId: string; canContribute: boolean }>(
-    ctx.em,
-    sql`select s.id, s.project_id as "projectId", ${access.contributable} as "canContribute"
-          from study s ${access.join} where s.id = ${studyId} and ${access.visible}`,
-  );
-  if (!row) throw new NotFoundError('Study', studyId);
-  return row;
+export function studyAccessById(ctx: OperationContext, studyId: string): Promise<ParentAccess> {
+  return parentKinds(ctx.services).get('study')!.access(ctx, studyId);
 }
 
 /**

@@ -1,12 +1,12 @@
-import { definePlugin, RecordExtensions, registerLifecycleRecord, registerRecordKind, sql } from '../../core/public.ts';
-import { projectExtensions } from '../projects/extensions.ts';
+import { definePlugin } from '../../core/public.ts';
+import { lifecycleOperations, RecordExtensions } from '../../lib/records/index.ts';
 import { Study } from './entities.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
 import { studyCounters } from './counters.ts';
-import { RESERVED_STUDY_FIELDS, studyAccess, studyAccessById, studyExtensions, studyReader, type StudyRecord } from './extensions.ts';
+import { RESERVED_STUDY_FIELDS, studyExtensions, studyReader, type StudyRecord } from './extensions.ts';
 import { createBodySchema, studySchema, updateBodySchema } from './schemas.ts';
-import { StudyService, studySort } from './service.ts';
+import { studyRecords, studySort } from './service.ts';
 
 const tags = ['Studies'];
 
@@ -25,44 +25,27 @@ export default definePlugin({
   setup(ctx) {
     ctx.services.counters.register(studyCounters);
     const extensions = new RecordExtensions<StudyRecord>('study', RESERVED_STUDY_FIELDS);
-    const service = new StudyService(extensions);
     ctx.provide(studyExtensions, extensions);
+    // Deleting a project deletes its studies (and, through their own hooks, their children).
+    const service = studyRecords(ctx, extensions);
     ctx.provide(studyReader, { schema: () => studySchema(extensions.outputProperties()), visible: (c, where) => service.visible(c, where) });
-    registerRecordKind(ctx, {
-      kind: 'study',
-      plural: 'studies',
-      label: 'Study',
-      table: 'study',
-      entity: Study,
-      extensions,
-      locate: (id) => sql`select s.project_id as "projectId", null::uuid as "studyId" from study s where s.id = ${id}`,
-      access: async (op, id) => ({ studyId: id, ...(await studyAccessById(op, id)) }),
-      visible: (op, id) => {
-        const access = studyAccess(op.services, op.actor, 'vs');
-        return sql`exists (select 1 from study vs ${access.join} where vs.id = ${id} and ${access.visible} offset 0)`;
-      },
-    });
-    // Deleting a project deletes its studies (and, through this plugin's own hook, their children).
-    ctx.use(projectExtensions).beforeDelete((op, projects) => service.deleteOfProjects(op, projects.map((p) => p.id)));
     return service;
   },
   register(ctx, service) {
     const { extensions } = service;
-    registerLifecycleRecord(ctx, {
-      kind: 'study',
-      plural: 'studies',
+    const { reads, writes } = lifecycleOperations(service, {
       tags,
       response: studySchema(extensions.outputProperties()),
       sort: studySort,
       createBody: createBodySchema(extensions.bodyProperties('create')),
       updateBody: updateBodySchema(extensions.bodyProperties('update')),
-      service,
-      parent: { kind: 'project', plural: 'projects', field: 'projectId' },
       describe: {
         list: 'List the studies the caller may view (those of projects they may view).',
         create: 'Create a study in a project the caller contributes to.',
         delete: 'Delete a study and its assays. Contributors only.',
       },
     });
+    reads.forEach((def) => ctx.read(def));
+    writes.forEach((def) => ctx.write(def));
   },
 });

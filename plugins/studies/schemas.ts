@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { DateInput, lifecycleProperties, NotBlank, Nullable, Timestamp, Uuid } from '../../core/public.ts';
+import { DateInput, NotBlank, Nullable, Timestamp, Uuid } from '../../core/public.ts';
+import { lifecycleProperties } from '../../lib/records/index.ts';
 
 export function studySchema(extra: Record<string, TSchema>) {
   return Type.Object({

@@ -3,7 +3,6 @@ import {
   fetchPage,
   ForbiddenError,
   isoDate,
-  mergeUpdate,
   NotFoundError,
   query,
   queryOne,
@@ -13,6 +12,7 @@ import {
   type Sql,
   type Visibility,
 } from '../../core/public.ts';
+import { mergeUpdate } from '../../lib/records/index.ts';
 import { studyAccess, studyAccessById, type StudyReader } from '../studies/extensions.ts';
 import { StudyCollection, StudyCollectionStudy } from './entities.ts';
 import { collectionChangeableBy, collectionVisibleTo, ownsCollection } from './extensions.ts';

@@ -1,14 +1,5 @@
-import {
-  cascadeWithParents,
-  definePlugin,
-  defineRead,
-  defineWrite,
-  IdParams,
-  parentParam,
-  parentParams,
-  type ParentAccess,
-  withArticle,
-} from '../../core/public.ts';
+import { definePlugin, defineRead, defineWrite, IdParams, withArticle } from '../../core/public.ts';
+import { cascadeWithParents, parentParam, parentParams, type ParentAccess, parentKinds } from '../../lib/records/index.ts';
 import { assayExtensions } from '../assays/extensions.ts';
 import { standardTasks } from '../assay-types/extensions.ts';
 import { events } from './events.ts';
@@ -58,7 +49,7 @@ export default definePlugin({
         run: (c, { id }) => service.getAny(c, id),
       }),
     );
-    for (const parent of ctx.services.parents.all()) {
+    for (const parent of parentKinds(ctx.services).all()) {
       const base = `/${parent.segment}/:${parentParam(parent)}/tasks`;
       const one = `${base}/:taskId`;
       const withTask = parentParams(parent, 'taskId');

@@ -1,4 +1,5 @@
-import { DateInput, NotBlank, Nullable, StringEnum, Timestamp, Type, Uuid, type KernelServices, type Static, parentProperties } from '../../core/public.ts';
+import { DateInput, NotBlank, Nullable, StringEnum, Timestamp, Type, Uuid, type KernelServices, type Static } from '../../core/public.ts';
+import { parentProperties } from '../../lib/records/index.ts';
 
 export const TASK_STATUSES = ['TODO', 'IN_PROGRESS', 'COMPLETE', 'INCOMPLETE'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];

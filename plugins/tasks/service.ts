@@ -1,26 +1,28 @@
 import crypto from 'node:crypto';
 import {
+  fetchPage,
+  isoDate,
+  NotFoundError,
+  OrganizationUser,
+  parseDateInput,
+  queryOne,
+  sql,
+  ValidationError,
+  type OperationContext,
+  type PageRequest,
+} from '../../core/public.ts';
+import {
   attachedColumns,
   attachedDto,
   attachedTo,
   attachedVisible,
   contributableParentOf,
-  fetchPage,
-  isoDate,
   mergeUpdate,
-  NotFoundError,
-  OrganizationUser,
   parentOf,
-  parseDateInput,
-  queryOne,
-  sql,
-  ValidationError,
   type AttachedRow,
-  type OperationContext,
-  type PageRequest,
   type ParentAccess,
   type ParentKind,
-} from '../../core/public.ts';
+} from '../../lib/records/index.ts';
 import { Task } from './entities.ts';
 import type { CreateTaskBodyT, TaskStatus, UpdateTaskBodyT } from './schemas.ts';
 

@@ -2,7 +2,6 @@ import crypto from 'node:crypto';
 import {
   fetchPage,
   isoDate,
-  mergeUpdate,
   NotFoundError,
   organizationUserColumns,
   query,
@@ -16,6 +15,7 @@ import {
   type OrganizationUserRow,
   type PageRequest,
 } from '../../core/public.ts';
+import { mergeUpdate } from '../../lib/records/index.ts';
 import type { CreateTeamBodyT, TeamDto, UpdateTeamBodyT } from './schemas.ts';
 
 const columns = raw(`t.id, t.organization_id as "organizationId", t.name, t.description, t.active,

@@ -26,11 +26,6 @@ function consumers(): string[] {
     }
   };
   for (const dir of ['plugins', 'lib', 'test/fixtures/plugins']) walk(path.join(root, dir));
-  // Record-library code still in core while issue 13's move to lib/records is under way.
-  for (const file of ['core/lifecycle.ts', 'core/records.ts', 'core/parents.ts', 'core/organization-records.ts', 'core/attachments.ts',
-    'core/kernel/record-extensions.ts']) {
-    if (existsSync(path.join(root, file))) files.push(path.join(root, file));
-  }
   return files;
 }
 

@@ -1,14 +1,25 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { defineWrite, type OperationContext } from './kernel/operations.ts';
-import { BadRequestError, VersionConflictError } from './errors.ts';
-import { p } from '@mikro-orm/core';
-import { IdParams, StringEnum, Timestamp, Uuid } from './schemas.ts';
-import { isoDate, raw, type Sql } from './db/sql.ts';
-import { withArticle } from './text.ts';
-import { creationTime } from './db/timestamps.ts';
+import {
+  defineWrite,
+  BadRequestError,
+  VersionConflictError,
+  p,
+  IdParams,
+  StringEnum,
+  Timestamp,
+  Uuid,
+  isoDate,
+  raw,
+  withArticle,
+  creationTime,
+  Type,
+  type OperationContext,
+  type Sql,
+  type Static,
+  type TSchema,
+} from '../../core/public.ts';
 
 /**
- * The lifecycle shared by projects, studies and assays (spec, "States"): provisioning moves a
+ * The lifecycle shared by the lifecycle record kinds (spec, "States"): provisioning moves a
  * record through INITIALIZING to ACTIVE or INITIALIZATION_FAILED; callers move it between the
  * working states with the status operation.
  */
@@ -36,7 +47,7 @@ export const ArchiveQuery = Type.Object({
 /**
  * Applies a caller's status change: undefined when it is already the status (nothing to do),
  * else the old status; an illegal change is a 400 naming both states. Records with their own
- * status set (assay types) pass their own transition table.
+ * status set pass their own transition table.
  */
 export function transition<S extends string = LifecycleStatus>(
   kind: string,
@@ -54,7 +65,7 @@ export function transition<S extends string = LifecycleStatus>(
 }
 
 /**
- * The shared PUT rules of projects, studies and assays: a stale `version` is a 409; fields
+ * The shared PUT rules of lifecycle records: a stale `version` is a 409; fields
  * owned by another operation (`status`, a parent id) may be echoed back unchanged but not
  * changed here; the editable fields given are merged in. Returns the names of changed fields.
  */
@@ -87,9 +98,9 @@ export function mergeUpdate<E extends { version: number }>(
 }
 
 interface LifecycleWriteOptions<R extends TSchema> {
-  /** Singular noun for docs and operationIds, e.g. `study`. */
+  /** Singular noun for docs and operationIds. */
   kind: string;
-  /** Collection path, e.g. `/studies`. */
+  /** Collection path, `/<plural>`. */
   base: string;
   tags: string[];
   response: R;

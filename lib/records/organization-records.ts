@@ -1,17 +1,30 @@
 import crypto from 'node:crypto';
 import { UniqueConstraintViolationException, type EntitySchema } from '@mikro-orm/core';
-import type { TObject, TSchema } from '@sinclair/typebox';
-import { defineRead, defineWrite, type OperationContext, type ReadDefinition, type WriteDefinition } from './kernel/operations.ts';
-import { ConflictError, NotFoundError } from './errors.ts';
-import { fetchPage, type PageRequest, type SortSpec } from './pagination/index.ts';
-import { queryOne, raw, sql, type Sql } from './db/sql.ts';
+import {
+  defineRead,
+  defineWrite,
+  ConflictError,
+  NotFoundError,
+  fetchPage,
+  queryOne,
+  raw,
+  sql,
+  IdParams,
+  withArticle,
+  type OperationContext,
+  type ReadDefinition,
+  type WriteDefinition,
+  type PageRequest,
+  type SortSpec,
+  type Sql,
+  type TObject,
+  type TSchema,
+} from '../../core/public.ts';
 import { mergeUpdate } from './lifecycle.ts';
-import { IdParams } from './schemas.ts';
-import { withArticle } from './text.ts';
 
 /**
  * Records that belong to the organization as a whole (keywords, collaborators, ...): no parent
- * project, hence no visibility rule. Every active user of the organization (the only kind an API
+ * record, hence no visibility rule. Every active user of the organization (the only kind an API
  * key authenticates as) views and writes them; a record of another organization is a 404.
  * One implementation of their list/get/create/update/delete, their activity and their REST
  * operations and MCP tools, so such plugins declare only their table, fields and wire schemas.
@@ -79,7 +92,7 @@ export class OrganizationRecords<E extends { id: string }, Dto> {
   }
 
   /**
-   * PUT as projects do it (`mergeUpdate`): omitted fields keep their value, a stale `version` is
+   * PUT as lifecycle records do it (`mergeUpdate`): omitted fields keep their value, a stale `version` is
    * a 409. Activity is recorded only when a field actually changed.
    */
   async update(ctx: OperationContext, id: string, body: Record<string, unknown>, editable: (keyof E & string)[]): Promise<Dto> {

@@ -1,10 +1,6 @@
-import { Type, type TSchema } from '@sinclair/typebox';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { ValidationError } from '../errors.ts';
-import type { OperationContext } from './operations.ts';
-import { join, query, raw, sql, type Sql } from '../db/sql.ts';
+import { Type, ValidationError, join, query, raw, sql, type EntityManager, type OperationContext, type Sql, type TSchema } from '../../core/public.ts';
 
-/** A request field contributed to another plugin's record (e.g. `elnA` on projects). */
+/** A request field contributed to another plugin's record (e.g. an integration's link field). */
 export interface RecordField<R> {
   name: string;
   plugin: string;
@@ -37,11 +33,12 @@ export type RecordHook<R> = (ctx: OperationContext, record: R) => Promise<void>;
 export type DeleteHook<R> = (ctx: OperationContext, records: R[]) => Promise<void>;
 
 /**
- * The extension points a record-owning plugin (projects, studies, assays) offers: fields on
+ * The extension points a record-owning plugin (a lifecycle record's) offers: fields on
  * create/update, response fields, and lifecycle hooks. One implementation, shared by all owners.
  */
 export class RecordExtensions<R extends { id: string }> {
   readonly kind: string;
+  #frozen = false;
   #reserved: Record<string, string>;
   #fields = new Map<string, RecordField<R>>();
   #outputs = new Map<string, RecordOutput>();
@@ -59,6 +56,7 @@ export class RecordExtensions<R extends { id: string }> {
   }
 
   addField(field: RecordField<R>): void {
+    this.#open(field.plugin, `field "${field.name}"`);
     // A plugin may contribute both the request field and the response field of one name.
     const output = this.#outputs.get(field.name);
     const existing = this.#fields.get(field.name) ?? (output && output.plugin !== field.plugin ? output : undefined);
@@ -67,19 +65,22 @@ export class RecordExtensions<R extends { id: string }> {
   }
 
   addOutput(output: RecordOutput): void {
+    this.#open(output.plugin, `response field "${output.name}"`);
     const field = this.#fields.get(output.name);
     const existing = this.#outputs.get(output.name) ?? (field && field.plugin !== output.plugin ? field : undefined);
     if (existing) throw new Error(`${this.kind} response field "${output.name}" is contributed by both ${existing.plugin} and ${output.plugin}`);
     this.#outputs.set(output.name, output);
   }
 
-  /** Children that must go when the record goes (studies of a project, ...); runs in the delete transaction. */
+  /** Children that must go when the record goes; runs in the delete transaction. */
   beforeDelete(hook: DeleteHook<R>): void {
+    this.#open('a plugin', 'a beforeDelete hook');
     this.#beforeDelete.push(hook);
   }
 
   /** Runs inside the create transaction, after the record and its fields are written (e.g. default children). */
   onCreate(hook: RecordHook<R>): void {
+    this.#open('a plugin', 'an onCreate hook');
     this.#onCreate.push(hook);
   }
 
@@ -89,7 +90,17 @@ export class RecordExtensions<R extends { id: string }> {
 
   /** Runs after the create transaction committed; never changes the response; failures are logged. */
   afterCreate(hook: RecordHook<R>): void {
+    this.#open('a plugin', 'an afterCreate hook');
     this.#afterCreate.push(hook);
+  }
+
+  /** Closes registration (when the kernel's start-up ends): a later contribution throws. */
+  freeze(): void {
+    this.#frozen = true;
+  }
+
+  #open(plugin: string, what: string): void {
+    if (this.#frozen) throw new Error(`${plugin} added ${what} to ${this.kind} records after start-up`);
   }
 
   bodyProperties(phase: 'create' | 'update'): Record<string, TSchema> {

@@ -1,17 +1,13 @@
-import { Type, type TObject } from '@sinclair/typebox';
-import type { OperationContext } from './kernel/operations.ts';
-import type { KernelServices } from './kernel/services.ts';
-import type { ParentAccess, ParentKind } from './parents.ts';
-import { raw, sql, type Sql } from './db/sql.ts';
-import { StringEnum, Uuid } from './schemas.ts';
+import { Type, raw, sql, StringEnum, Uuid, type KernelServices, type OperationContext, type Sql, type TObject } from '../../core/public.ts';
+import { parentKinds, type ParentAccess, type ParentKind } from './parents.ts';
 
 /**
  * Shared plumbing for records attached to a parent (tasks, external links, notes, storage
  * folders): rows carry `parent_kind` and `parent_id`; routes exist once per registered parent
- * kind (`/projects/{projectId}/tasks`, `/studies/{studyId}/tasks`, ...).
+ * kind (`/<segment>/{<kind>Id}/tasks`, ...).
  */
 
-/** The path parameter naming the parent: `projectId`, `studyId`, `assayId`. */
+/** The path parameter naming the parent: `<kind>Id`. */
 export const parentParam = (parent: ParentKind) => `${parent.kind}Id`;
 
 /** Path parameters `{ <kind>Id }`, plus the child's id parameter when given. */
@@ -40,27 +36,33 @@ export function attachedTo(alias: string, access: ParentAccess): Sql {
 
 /** SQL: the actor may view the parent of the row `alias` (for look-ups by the row's own id). */
 export function attachedVisible(ctx: OperationContext, alias: string): Sql {
-  return sql`${raw(alias)}.organization_id = ${ctx.actor.organizationId} and ${ctx.services.parents.visibleCondition(ctx, raw(`${alias}.parent_kind`), raw(`${alias}.parent_id`))}`;
+  return sql`${raw(alias)}.organization_id = ${ctx.actor.organizationId} and ${parentKinds(ctx.services).visibleCondition(ctx, raw(`${alias}.parent_kind`), raw(`${alias}.parent_id`))}`;
 }
 
 /** Deletes a table's attached rows together with their parents (in the parent's delete transaction). */
 export function cascadeWithParents(services: KernelServices, table: string): void {
-  for (const parent of services.parents.all()) {
+  for (const parent of parentKinds(services).all()) {
     parent.beforeDelete(async (ctx, ids) => {
       await ctx.em.execute(`delete from ${table} where parent_kind = ? and parent_id in (?)`, [parent.kind, ids]);
     });
   }
 }
 
-/** `PROJECT`, `STUDY`, `ASSAY`: the wire value of a parent kind. */
+/** The wire value of a parent kind: its name in upper case. */
 export const parentType = (kind: string) => kind.toUpperCase();
 
 /** Response properties naming the parent of an attached record. */
 export function parentProperties(services: KernelServices) {
+  const kinds = parentKinds(services).all().map((p) => p.kind);
   return {
-    parentType: StringEnum(services.parents.all().map((p) => parentType(p.kind)), { description: 'Kind of record this is attached to' }),
-    parentId: Uuid({ description: 'Id of the project, study or assay this is attached to' }),
+    parentType: StringEnum(kinds.map(parentType), { description: 'Kind of record this is attached to' }),
+    parentId: Uuid({ description: `Id of the ${alternatives(kinds)} this is attached to` }),
   };
+}
+
+/** `a, b or c`. */
+function alternatives(words: string[]): string {
+  return words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`;
 }
 
 /** The columns every attached row starts with, named as the entity properties. */
