@@ -4,7 +4,7 @@
  * test/core/public-api.test.ts keeps it small: every name used, every export documented.
  */
 /** A plugin's manifest and the contexts its phases get (setup, register, bootstrap sections). */
-export { definePlugin, type SetupContext, type RegisterContext, type BootstrapContext, type BootstrapSection } from './kernel/plugin.ts';
+export { definePlugin, type SetupContext, type BootstrapContext, type BootstrapSection } from './kernel/plugin.ts';
 /** Extension points: one plugin provides an implementation in setup, others use it. */
 export { createExtensionPoint } from './kernel/extension-points.ts';
 /** Operations: one definition serves a REST route and an MCP tool. */
@@ -22,7 +22,7 @@ export type { MigrationDefinition } from './db/orm.ts';
 /** A write transaction that retries on serialization failures and deadlocks. */
 export { writeTransaction } from './db/transaction.ts';
 /** Row locks taken in the one global order (no deadlocks between writers). */
-export { lockRows, lockLocated, lockChildren, type RowLock, type LockTable } from './db/locks.ts';
+export { lockLocated, lockChildren, type RowLock, type LockTable } from './db/locks.ts';
 /** Exact page totals kept by triggers: the SQL that reads them, and a plugin's part of a recount. */
 export { classTotal, recordTotal, visibleTotal, OPEN_CLASSES, type CounterSource } from './counters/index.ts';
 /** Keyset pagination of a list read. */

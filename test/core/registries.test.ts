@@ -3,7 +3,8 @@ import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig } from '../../core/config.ts';
 import { assembleKernel } from '../../core/kernel/kernel.ts';
-import { defineRead, definePlugin, Type, type RegisterContext } from '../../core/public.ts';
+import { defineRead, definePlugin, Type } from '../../core/public.ts';
+import type { RegisterContext } from '../../core/kernel/plugin.ts';
 
 // Start-up ends when the last plugin's register returns: every kernel registry is frozen then,
 // so a registration that arrives later (from a request handler, a timer) throws instead of
