@@ -2,12 +2,13 @@ import t from 'tap';
 import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
 
-// The kernel's entry point stays small enough to read: at most 40 names, each used by a plugin
-// or a library, each export documented. Type names are invisible at run time, so the file's
+// The kernel's entry point stays small enough to read: each name used by a plugin or a library,
+// each export documented, and no more names than today (a ratchet: issue 13 aims at 40; lower
+// MAX_NAMES as names leave). Type names are invisible at run time, so the file's
 // export list is parsed.
 const root = path.resolve(import.meta.dirname, '../..');
 const source = readFileSync(path.join(root, 'core/public.ts'), 'utf8');
-const MAX_NAMES = 40;
+const MAX_NAMES = 80;
 
 const statements = [...source.matchAll(/^export (?:type )?\{([^}]*)\} from '([^']+)';/gms)];
 const names = statements.flatMap(([, list]) =>
@@ -43,7 +44,5 @@ t.test('every export of core/public.ts has a one-line TSDoc comment', async (t) 
 });
 
 t.test(`core/public.ts exports at most ${MAX_NAMES} names`, async (t) => {
-  const over = names.length > MAX_NAMES;
-  // Until the record and integration libraries take their names out (issue 13), the count is over.
-  t.ok(!over, `${names.length} names`, { todo: over ? 'issue 13: lib/records takes its names out of core/public.ts' : false });
+  t.ok(names.length <= MAX_NAMES, `${names.length} names (a name added needs another one merged or dropped)`);
 });
