@@ -19,7 +19,7 @@ import { mcpAllowedHosts, registerMcp } from '../mcp/route.ts';
 import { registerMetrics } from './metrics.ts';
 import { openapiOptions } from '../openapi/index.ts';
 import { RequestLogController } from '../logging/request-log.ts';
-import { callerPath, isBeta, rewriteBetaUrl, successorOf } from './beta-alias.ts';
+import { callerPath, isBeta, rewriteBetaUrl, safeDecode, successorOf } from './beta-alias.ts';
 
 export interface AppOptions {
   kernel: Kernel;
@@ -53,14 +53,6 @@ function mountOf(request: FastifyRequest): string | undefined {
 function mountOfUrl(url: string, prefixes = GATED_PREFIXES): string | undefined {
   const segments = url.split('?')[0].split('/').map(safeDecode);
   return prefixes.find((prefix) => prefix.split('/').every((s, i) => segments[i] === s));
-}
-
-function safeDecode(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }
 
 /** Builds the HTTPS application: transport guard, mounts, auth, operations, MCP and docs. */

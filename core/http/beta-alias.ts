@@ -8,7 +8,8 @@ import type { FastifyRequest } from 'fastify';
  */
 const viaBeta = new WeakSet<IncomingMessage>();
 
-function safeDecode(segment: string): string {
+/** A path segment decoded as the router decodes it; malformed escapes stay as written. */
+export function safeDecode(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {

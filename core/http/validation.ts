@@ -3,6 +3,7 @@ import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { TSchema } from '@sinclair/typebox';
 import fastJson from 'fast-json-stringify';
+import { lazily } from '../lazily.ts';
 import type { FieldError } from '../errors.ts';
 import { fieldErrors } from './envelope.ts';
 
@@ -42,10 +43,7 @@ function lazyValidator(compile: () => ValidateFunction): ValidateFunction {
 
 /** Response serializers (fast-json-stringify, as Fastify's default), compiled on first use like validators. */
 export function serializerCompiler(): (route: { schema: unknown }) => (data: unknown) => string {
-  return ({ schema }) => {
-    let fn: ((data: unknown) => string) | undefined;
-    return (data) => (fn ??= fastJson(schema as never))(data);
-  };
+  return ({ schema }) => lazily(() => fastJson(schema as never));
 }
 
 let inputAjv: Ajv | undefined;

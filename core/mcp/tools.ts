@@ -6,6 +6,7 @@ import fastJson from 'fast-json-stringify';
 import type { PagedRead, ReadDefinition } from '../kernel/operations.ts';
 import { maxPageSize, readResponseSchema } from '../http/operations.ts';
 import { MAX_TOOL_PAGE_SIZE, toolPageSchema } from '../pagination/index.ts';
+import { lazily } from '../lazily.ts';
 
 /** One MCP tool, built once at start-up from a read definition. */
 export interface ToolEntry {
@@ -60,15 +61,6 @@ export function toolTitle(name: string): string {
   const words = name.split(/[_.-]+/).filter(Boolean);
   const text = words.join(' ');
   return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-/**
- * A compiled function, compiled on its first call: 52 tools' validators and serializers cost
- * about half a second of start-up CPU, and most servers (and every test server) call few tools.
- */
-function lazily<A extends unknown[], R>(compile: () => (...args: A) => R): (...args: A) => R {
-  let fn: ((...args: A) => R) | undefined;
-  return (...args) => (fn ??= compile())(...args);
 }
 
 export function buildTools(reads: ReadDefinition[]): Map<string, ToolEntry> {
