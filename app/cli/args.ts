@@ -30,7 +30,15 @@ export interface Command {
   args?: ArgumentSpec[];
   options?: Record<string, OptionSpec>;
   examples: string[];
-  run(values: OptionValues, positionals: string[]): Promise<void>;
+  /** Resolves to the exit code when it is not 0 (a failure that is not an error thrown). */
+  run(values: OptionValues, positionals: string[], io: CliIo): Promise<number | void>;
+}
+
+/** Where a CLI run reads its settings and writes its output: the process's, or a test's. */
+export interface CliIo {
+  env: NodeJS.ProcessEnv;
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown; isTTY?: boolean; columns?: number };
 }
 
 const HELP_OPTION: OptionSpec = { type: 'boolean', short: 'h', description: 'show this help and exit' };

@@ -78,7 +78,7 @@ export function newPlugin(name: string, into = path.join(projectRoot, 'plugins')
   return target;
 }
 
-/** The CLI verb (listed in app/cli/main.ts). */
+/** The CLI verb (listed in app/cli/cli.ts). */
 export const newPluginCommand: Command = {
   name: 'new-plugin',
   usage: 'new-plugin NAME [--into DIR]',
@@ -91,14 +91,14 @@ export const newPluginCommand: Command = {
   args: [{ name: 'NAME', description: 'the plugin name, a kebab-case plural (instruments, lab-devices)' }],
   options: { into: { type: 'string', value: 'DIR', description: 'the folder that receives NAME (default: the plugins folder)' } },
   examples: ['labdata new-plugin instruments', 'labdata new-plugin lab-devices --into plugins-extra'],
-  async run(values, [name]) {
+  async run(values, [name], io) {
     try {
       const target = newPlugin(name, typeof values.into === 'string' ? path.resolve(values.into) : undefined);
-      process.stdout.write(JSON.stringify({ plugin: name, folder: path.relative(process.cwd(), target) }) + '\n');
+      io.stdout.write(JSON.stringify({ plugin: name, folder: path.relative(process.cwd(), target) }) + '\n');
     } catch (err) {
       if (!(err instanceof NewPluginError)) throw err;
-      process.stderr.write(`labdata: new-plugin: ${err.message}\n`);
-      process.exitCode = 1;
+      io.stderr.write(`labdata: new-plugin: ${err.message}\n`);
+      return 1;
     }
   },
 };

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createTestDatabase } from '../support/db.ts';
 import { startTestServer } from '../support/server.ts';
-import { projectRoot, runCli, tempFile, type CliResult } from './labdata-cli.ts';
+import { projectRoot, runCli, runCliInProcess, tempFile, type CliResult } from './labdata-cli.ts';
 import { loadDeploymentPlugins as loadPlugins } from '../../app/plugins.ts';
 
 type Root = typeof t; // `t` is shadowed by the parameters below
@@ -14,8 +14,9 @@ const exampleFile = join(projectRoot, 'test/fixtures/bootstrap/acme.json');
 // The CLI migrates an empty database itself; the server is started on it afterwards, as an
 // operator would provision first and serve later (or while it runs: the CLI works either way).
 const databaseUrl = await createTestDatabase(t);
-const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { LABDATA_DATABASE_URL: databaseUrl, ...env });
-const first = await cli(['bootstrap', exampleFile], { LABDATA_LOG_LEVEL: 'info' });
+// The first run is the real launcher; the later ones run the CLI's code in this process.
+const first = await runCli(['bootstrap', exampleFile], { LABDATA_DATABASE_URL: databaseUrl, LABDATA_LOG_LEVEL: 'info' });
+const cli = (args: string[], env: Record<string, string> = {}) => runCliInProcess(args, { LABDATA_DATABASE_URL: databaseUrl, ...env });
 const server = await startTestServer(t, { databaseUrl });
 const out = first.json;
 

@@ -1,10 +1,12 @@
 import t from 'tap';
 import { startTestServer } from '../support/server.ts';
-import { runCli, type CliResult } from './labdata-cli.ts';
+import { runCli, runCliInProcess, type CliResult } from './labdata-cli.ts';
 
 // The CLI runs against the database of a running server: "works whether or not the server is running".
 const server = await startTestServer(t);
-const cli = (args: string[], env: Record<string, string> = {}) => runCli(args, { LABDATA_DATABASE_URL: server.databaseUrl, ...env });
+// Most checks run the CLI's code in this process; 'as a process' runs the real launcher.
+const cli = (args: string[], env: Record<string, string> = {}) => runCliInProcess(args, { LABDATA_DATABASE_URL: server.databaseUrl, ...env });
+const launched = (args: string[]) => runCli(args, { LABDATA_DATABASE_URL: server.databaseUrl });
 const org = await server.organization('Acme');
 const other = await server.organization('Other');
 const alice = await server.member(org);
@@ -116,6 +118,18 @@ t.test('roles set refuses unknown roles and unknown organization users, changing
 });
 
 t.test('an unknown verb is a one-line error', async (t) => {
-  assertRejected(t, await cli(['frobnicate']), /unknown verb "frobnicate"/);
-  assertRejected(t, await cli(['keys', 'rotate']), /unknown keys action "rotate"/);
+  assertRejected(t, await launched(['frobnicate']), /unknown verb "frobnicate"/);
+  assertRejected(t, await launched(['keys', 'rotate']), /unknown keys action "rotate"/);
+});
+
+t.test('as a process: the JSON on stdout and exit 0; a refusal exits 2 with one line on stderr', async (t) => {
+  const created = await launched(createArgs());
+  t.equal(created.code, 0, created.stderr);
+  t.match(created.json, { id: String, key: new RegExp(`^key_${created.json?.id}\\.`) });
+  t.equal((await server.get('/api/v1/projects', { key: created.json.key })).status, 200);
+  const listed = await launched(['keys', 'list', '--user', alice.userId]);
+  t.ok(listed.json.some((k: { id: string }) => k.id === created.json.id), 'keys list prints JSON');
+  const refused = await launched(['keys', 'revoke', 'abcdefghijklmnopqrst']);
+  t.equal(refused.code, 2);
+  assertRejected(t, refused, /no API key with id abcdefghijklmnopqrst/);
 });

@@ -5,7 +5,7 @@ import t from 'tap';
 import { definePlugin } from '../../core/public.ts';
 import { createTestDatabase } from '../support/db.ts';
 import { startTestServer } from '../support/server.ts';
-import { runCli } from '../cli/labdata-cli.ts';
+import { runCliInProcess } from '../cli/labdata-cli.ts';
 import { JobQueue } from '../../core/jobs/index.ts';
 
 const seen: { name: string; n: number; attempt: number }[] = [];
@@ -96,7 +96,7 @@ t.test('outside tests, retries wait with exponential backoff from the definition
 
 t.test('labdata migrate installs the job queue schema (pg-boss) when a plugin defines jobs', async (t) => {
   const databaseUrl = await createTestDatabase(t);
-  const res = await runCli(['migrate'], { LABDATA_DATABASE_URL: databaseUrl, LABDATA_PLUGINS: 'users,projects,./test/fixtures/plugins/job-fixture/index.ts' });
+  const res = await runCliInProcess(['migrate'], { LABDATA_DATABASE_URL: databaseUrl, LABDATA_PLUGINS: 'users,projects,./test/fixtures/plugins/job-fixture/index.ts' });
   t.equal(res.code, 0, res.stderr);
   const s = await startTestServer(t, { databaseUrl, plugins: ['users'] });
   const [row] = await s.sql<{ n: number }>(`select count(*)::int as n from information_schema.tables where table_schema = 'pgboss' and table_name = 'job'`);

@@ -4,7 +4,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { createTestDatabase } from '../support/db.ts';
-import { projectRoot, runCli, tempFile } from '../cli/labdata-cli.ts';
+import { projectRoot, runCliInProcess, tempFile } from '../cli/labdata-cli.ts';
 
 import { serve, stop, get, dataDir, isRunning } from '../support/serve-process.ts';
 
@@ -23,7 +23,7 @@ t.test('serve on a database URL with given PEM files: ready line with the real p
   const databaseUrl = await createTestDatabase(t);
   const dir = dataDir(t);
   // Provision with the CLI first (it migrates the empty database), then serve the same database.
-  const boot = await runCli(['bootstrap', await tempFile({
+  const boot = await runCliInProcess(['bootstrap', await tempFile({
     organizations: [{ ref: 'o', name: 'O' }],
     users: [{ ref: 'u', email: 'u@o.test', memberships: [{ organization: 'o', roles: ['ORGANIZATION_ADMIN'] }] }],
     apiKeys: [{ ref: 'k', user: 'u', organization: 'o', name: 'k', days: 7 }],
@@ -92,7 +92,7 @@ t.test('npm start on a fresh data dir: embedded database, generated certificate,
   t.ok(isRunning(pgPid), 'the embedded PostgreSQL runs');
 
   // The admin CLI on the same data dir joins the running cluster, and leaves it running.
-  const boot = await runCli(['bootstrap', await tempFile({
+  const boot = await runCliInProcess(['bootstrap', await tempFile({
     organizations: [{ ref: 'o', name: 'Second Lab' }],
     users: [{ ref: 'u', email: 'u@second.test', memberships: [{ organization: 'o' }] }],
     apiKeys: [{ ref: 'k', user: 'u', organization: 'o', name: 'k', days: 7 }],

@@ -1,13 +1,13 @@
 import t from 'tap';
 import { createTestDatabase } from '../../support/db.ts';
 import { startTestServer } from '../../support/server.ts';
-import { runCli, tempFile } from '../../cli/labdata-cli.ts';
+import { runCliInProcess, tempFile } from '../../cli/labdata-cli.ts';
 
 // The contract's bootstrap file, `assayTypes` section: provisioned by the assay-types plugin,
 // through the real CLI, in the file's single transaction.
 const PLUGINS = 'users,projects,studies,assay-types,assays';
 const databaseUrl = await createTestDatabase(t);
-const cli = async (content: unknown) => runCli(['bootstrap', await tempFile(content)], { LABDATA_DATABASE_URL: databaseUrl, LABDATA_PLUGINS: PLUGINS });
+const cli = async (content: unknown) => runCliInProcess(['bootstrap', await tempFile(content)], { LABDATA_DATABASE_URL: databaseUrl, LABDATA_PLUGINS: PLUGINS });
 
 const base = {
   organizations: [{ ref: 'acme', name: 'Acme' }],

@@ -5,13 +5,13 @@ import t from 'tap';
 import { createTestDatabase } from '../../support/db.ts';
 import { startTestServer } from '../../support/server.ts';
 import { connectMcp, callTool, expectToolMatchesRest } from '../../support/mcp.ts';
-import { runCli, tempFile } from '../../cli/labdata-cli.ts';
+import { runCliInProcess, tempFile } from '../../cli/labdata-cli.ts';
 import { findIntegration, findPersonalIntegration } from '../../../plugins/integrations/extensions.ts';
 import { applyBootstrap } from '../../../app/cli/bootstrap.ts';
 
 const PLUGINS = 'users,integrations,projects,studies,assay-types,assays,activity';
 const databaseUrl = await createTestDatabase(t);
-const cli = async (content: unknown) => runCli(['bootstrap', await tempFile(content)], { LABDATA_DATABASE_URL: databaseUrl, LABDATA_PLUGINS: PLUGINS });
+const cli = async (content: unknown) => runCliInProcess(['bootstrap', await tempFile(content)], { LABDATA_DATABASE_URL: databaseUrl, LABDATA_PLUGINS: PLUGINS });
 
 const SECRET = 'tok-very-secret-8d1f2a';
 const boot = await cli({
@@ -278,7 +278,7 @@ t.test('a row stored before the allow-list shows only its public settings', asyn
 
 t.test('LABDATA_VENDOR_ALLOW_LINK_LOCAL=true lets a vendor URL name a link-local address', async (t) => {
   const file = await tempFile({ integrations: [{ ref: 'imds', organization: orgs.acme, type: 'ELN_A', name: 'Link-local ELN', settings: { baseUrl: 'https://169.254.10.20/eln' } }] });
-  const res = await runCli(['bootstrap', file], { LABDATA_DATABASE_URL: databaseUrl, LABDATA_PLUGINS: PLUGINS, LABDATA_VENDOR_ALLOW_LINK_LOCAL: 'true' });
+  const res = await runCliInProcess(['bootstrap', file], { LABDATA_DATABASE_URL: databaseUrl, LABDATA_PLUGINS: PLUGINS, LABDATA_VENDOR_ALLOW_LINK_LOCAL: 'true' });
   t.equal(res.code, 0, res.stderr);
   t.ok(res.json.integrations.imds.id);
 });

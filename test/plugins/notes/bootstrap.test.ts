@@ -2,14 +2,14 @@ import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase } from '../../support/db.ts';
 import { startTestServer } from '../../support/server.ts';
-import { runCli, tempFile } from '../../cli/labdata-cli.ts';
+import { runCliInProcess, tempFile } from '../../cli/labdata-cli.ts';
 
 // The contract's bootstrap file, `notes` section: provisioned by the notes plugin through the
 // real CLI, in the file's single transaction, then read back through the API.
 const PLUGINS = 'users,projects,studies,assay-types,assays,notes';
 const databaseUrl = await createTestDatabase(t);
 const cli = async (content: unknown, plugins = PLUGINS) =>
-  runCli(['bootstrap', await tempFile(content)], { LABDATA_DATABASE_URL: databaseUrl, LABDATA_PLUGINS: plugins });
+  runCliInProcess(['bootstrap', await tempFile(content)], { LABDATA_DATABASE_URL: databaseUrl, LABDATA_PLUGINS: plugins });
 
 const first = await cli({
   organizations: [{ ref: 'acme', name: 'Acme' }, { ref: 'globex', name: 'Globex' }],

@@ -1,14 +1,14 @@
 import t from 'tap';
 import { createTestDatabase } from '../../support/db.ts';
 import { startTestServer, TEST_SECRET_KEY } from '../../support/server.ts';
-import { runCli, tempFile } from '../../cli/labdata-cli.ts';
+import { runCliInProcess, tempFile } from '../../cli/labdata-cli.ts';
 
 // The contract's bootstrap file, `storageDrives` section, through the real CLI: drives (LOCAL
 // and S3, credentials sealed), shared folders, the default drive, and the output by ref.
 const PLUGINS = 'users,projects,studies,assay-types,assays,storage';
 const databaseUrl = await createTestDatabase(t);
 const env = { LABDATA_DATABASE_URL: databaseUrl, LABDATA_PLUGINS: PLUGINS, LABDATA_SECRET_KEY: TEST_SECRET_KEY };
-const cli = async (content: unknown) => runCli(['bootstrap', await tempFile(content)], env);
+const cli = async (content: unknown) => runCliInProcess(['bootstrap', await tempFile(content)], env);
 
 const first = await cli({
   organizations: [{ ref: 'acme', name: 'Acme' }],
