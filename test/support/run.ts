@@ -47,10 +47,10 @@ async function main(): Promise<number> {
   // Every test file and CLI run is a fresh Node process compiling the same modules: cache the
   // compiled code on disk (Node's compile cache), which roughly halves their start-up CPU.
   env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'labdata-test-compile-cache');
-  // Both while the database starts: tap's build, and the compile cache for the test processes.
-  const ready = Promise.all([ensureTapBuild(), warmCompileCache(env)]);
+  // While the database starts.
+  const tapBuilt = ensureTapBuild();
   running.db = await prepareDatabase(workDir);
-  await ready;
+  await tapBuilt;
   env.LABDATA_TEST_ADMIN_URL = running.db.adminUrl;
   // Names this run's migrated template databases (test/support/db.ts).
   env.LABDATA_TEST_RUN_ID = randomBytes(4).toString('hex');
@@ -226,12 +226,6 @@ function tapBin(): string {
  * .taprc turns off (@tapjs/typescript, @tapjs/mock), at about twice the CPU. So build first:
  * once per install of @tapjs/test (the stamp lives in its build folder) and per .taprc.
  */
-/** Loads the common modules once, compile cache on; a failure here shows up in the tests instead. */
-async function warmCompileCache(env: NodeJS.ProcessEnv): Promise<void> {
-  const warm = spawn(process.execPath, [join(projectRoot, 'test/support/warm-compile-cache.ts')], { cwd: projectRoot, env, stdio: 'ignore' });
-  await new Promise((done) => warm.once('error', done).once('exit', done));
-}
-
 async function ensureTapBuild(): Promise<void> {
   const stamp = join(projectRoot, 'node_modules/@tapjs/test/test-built/.labdata-taprc');
   const taprc = readFileSync(join(projectRoot, '.taprc'), 'utf8');
