@@ -8,7 +8,7 @@
 // Then it runs tap (configured in .taprc) and prints `N passed, N failed` as its last line.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { constants, tmpdir } from 'node:os';
@@ -63,7 +63,7 @@ async function main(): Promise<number> {
   try {
     // Stale results of files not run this time would be counted otherwise.
     await rm(tapResultsDir, { recursive: true, force: true });
-    tapExitCode = await runTap(args.filter((a) => !CHECKS.some((c) => c.flag === a)), env);
+    tapExitCode = await runTap(expandFolders(args.filter((a) => !CHECKS.some((c) => c.flag === a))), env);
   } finally {
     await running.db.stop();
   }
@@ -213,6 +213,18 @@ function binOf(pkgName: string, bin: string): string {
   const pkgPath = join(projectRoot, 'node_modules', pkgName, 'package.json');
   const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { bin: string | Record<string, string> };
   return join(dirname(pkgPath), typeof pkg.bin === 'string' ? pkg.bin : pkg.bin[bin]);
+}
+
+/**
+ * `npm test -- test/plugins/notes`: a folder stands for the .test.ts files below it (tap only
+ * looks for its own default extensions in a folder it is given).
+ */
+function expandFolders(args: string[]): string[] {
+  return args.flatMap((arg) => {
+    if (arg.startsWith('-') || !existsSync(arg) || !statSync(arg).isDirectory()) return [arg];
+    const files = readdirSync(arg, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.test.ts')).sort();
+    return files.length ? files.map((f) => join(arg, f)) : [arg];
+  });
 }
 
 function tapBin(): string {
