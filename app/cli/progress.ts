@@ -1,3 +1,5 @@
+import type { CliIo } from './args.ts';
+
 /** A step of a long operation: `done` of `total` steps finished, `step` names the current one. */
 export type ProgressFn = (step: string, done: number, total: number) => void;
 
@@ -7,12 +9,6 @@ export interface ProgressReporter {
   end(): void;
 }
 
-interface Stream {
-  isTTY?: boolean;
-  columns?: number;
-  write(text: string): unknown;
-}
-
 const BAR = 24;
 
 /**
@@ -20,7 +16,7 @@ const BAR = 24;
  * redrawn in place; otherwise (a log file, CI) each step is one plain line, never starting with
  * `labdata:` so that it cannot be mistaken for the one-line failure reason.
  */
-export function progressReporter(label: string, stream: Stream = process.stderr): ProgressReporter {
+export function progressReporter(label: string, stream: CliIo['stderr']): ProgressReporter {
   let last = '';
   let drawn = false;
   return {

@@ -47,10 +47,8 @@ async function main(): Promise<number> {
   // Every test file and CLI run is a fresh Node process compiling the same modules: cache the
   // compiled code on disk (Node's compile cache), which roughly halves their start-up CPU.
   env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'labdata-test-compile-cache');
-  // While the database starts.
-  const tapBuilt = ensureTapBuild();
-  running.db = await prepareDatabase(workDir);
-  await tapBuilt;
+  // tap's build while the database starts.
+  [running.db] = await Promise.all([prepareDatabase(workDir), ensureTapBuild()]);
   env.LABDATA_TEST_ADMIN_URL = running.db.adminUrl;
   // Names this run's migrated template databases (test/support/db.ts).
   env.LABDATA_TEST_RUN_ID = randomBytes(4).toString('hex');
