@@ -18,12 +18,37 @@ const common: Options = { allErrors: true, removeAdditional: true, useDefaults: 
  * already, so they are not: `"name": 5` is a 400 naming `name`, not the string "5".
  */
 export function validatorCompiler(): FastifySchemaCompiler<unknown> {
-  const body = new Ajv({ ...common, coerceTypes: false });
-  const text = new Ajv({ ...common, coerceTypes: 'array' });
-  addFormats(body);
-  addFormats(text);
-  return ({ schema, httpPart }) => lazyValidator(() => (httpPart === 'body' ? body : text).compile(schema as object));
+  return ({ schema, httpPart }) => lazyValidator(() => (httpPart === 'body' ? bodyValidators : textValidators)(schema as object));
 }
+
+/**
+ * Compiled code per schema text, for the whole process: many routes share a schema (`{id}`
+ * path parameters, a page query), and a process that builds the app more than once (the test
+ * suite, several files per process) compiles each schema once. A compiled validator or
+ * serializer keeps no state between calls.
+ */
+export function compileOnce<F>(compile: (schema: object) => F): (schema: object) => F {
+  const cache = new Map<string, F>();
+  return (schema) => {
+    const key = JSON.stringify(schema);
+    let fn = cache.get(key);
+    if (!fn) cache.set(key, (fn = compile(schema)));
+    return fn;
+  };
+}
+
+function ajvWith(options: Options): Ajv {
+  const ajv = new Ajv({ ...common, ...options });
+  addFormats(ajv);
+  return ajv;
+}
+
+let bodyAjv: Ajv | undefined;
+let textAjv: Ajv | undefined;
+const bodyValidators = compileOnce((schema) => (bodyAjv ??= ajvWith({ coerceTypes: false })).compile(schema));
+const textValidators = compileOnce((schema) => (textAjv ??= ajvWith({ coerceTypes: 'array' })).compile(schema));
+/** fast-json-stringify's serializer of a response schema, compiled once per process (see compileOnce). */
+export const compileSerializer = compileOnce((schema) => fastJson(schema as never));
 
 /**
  * Compiled on the route's first request, not at start-up: compiling every route's schemas was
@@ -43,11 +68,9 @@ function lazyValidator(compile: () => ValidateFunction): ValidateFunction {
 
 /** Response serializers (fast-json-stringify, as Fastify's default), compiled on first use like validators. */
 export function serializerCompiler(): (route: { schema: unknown }) => (data: unknown) => string {
-  return ({ schema }) => lazily(() => fastJson(schema as never));
+  return ({ schema }) => lazily(() => compileSerializer(schema as object));
 }
 
-let inputAjv: Ajv | undefined;
-const compiled = new WeakMap<TSchema, ValidateFunction>();
 
 /**
  * Checks a value exactly as a JSON request body is checked (no coercion, defaults filled in)
@@ -55,8 +78,6 @@ const compiled = new WeakMap<TSchema, ValidateFunction>();
  * arrive over HTTP, such as an item of a plugin's bootstrap-file section.
  */
 export function validateInput(schema: TSchema, value: unknown): FieldError[] {
-  if (!inputAjv) addFormats((inputAjv = new Ajv({ ...common, coerceTypes: false })));
-  let validate = compiled.get(schema);
-  if (!validate) compiled.set(schema, (validate = inputAjv.compile(schema)));
+  const validate = bodyValidators(schema);
   return validate(value) ? [] : fieldErrors(validate.errors ?? [], 'body');
 }

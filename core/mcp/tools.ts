@@ -2,11 +2,15 @@ import { Type, type TObject } from '@sinclair/typebox';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import fastJson from 'fast-json-stringify';
 import type { PagedRead, ReadDefinition } from '../kernel/operations.ts';
 import { maxPageSize, readResponseSchema } from '../http/operations.ts';
 import { MAX_TOOL_PAGE_SIZE, toolPageSchema } from '../pagination/index.ts';
 import { lazily } from '../lazily.ts';
+import { compileOnce, compileSerializer } from '../http/validation.ts';
+
+/** Tool argument validators, compiled once per process like the routes' (compileOnce). */
+let ajv: AjvJsonSchemaValidator | undefined;
+const argumentValidators = compileOnce((schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema as never));
 
 /** One MCP tool, built once at start-up from a read definition. */
 export interface ToolEntry {
@@ -64,7 +68,6 @@ export function toolTitle(name: string): string {
 }
 
 export function buildTools(reads: ReadDefinition[]): Map<string, ToolEntry> {
-  const validator = new AjvJsonSchemaValidator();
   const tools = new Map<string, ToolEntry>();
   for (const read of reads) {
     if (read.tool === false) continue;
@@ -82,8 +85,8 @@ export function buildTools(reads: ReadDefinition[]): Map<string, ToolEntry> {
         outputSchema: plain(output) as unknown as Tool['outputSchema'],
         annotations: { readOnlyHint: true, openWorldHint: false },
       },
-      validate: lazily(() => validator.getValidator(input as never)),
-      serialize: lazily(() => fastJson(output as never)),
+      validate: lazily(() => argumentValidators(input) as JsonSchemaValidator<Record<string, unknown>>),
+      serialize: lazily(() => compileSerializer(output)),
       input: inputPicker(input),
     });
   }

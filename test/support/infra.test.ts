@@ -1,6 +1,9 @@
-// Proves the test harness (test/support/run.ts): a private database per test, and HTTPS
-// with the generated certificate trusted by Node (verification left on).
-import { readFile } from 'node:fs/promises';
+// Proves the test harness (test/support/run.ts): a private database per test, HTTPS with the
+// generated certificate trusted by Node (verification left on), and test files run in groups.
+import { spawnSync } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createServer, request } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
@@ -38,6 +41,35 @@ t.test('an https server with the test certificate is trusted by fetch and https.
   t.equal(res.status, 200);
   t.equal(await res.text(), 'hello');
   t.equal(await httpsGet(`https://127.0.0.1:${port}/`), 'hello');
+});
+
+t.test('a group runs its files in turn, each with a `t` of its own that ends before the next file starts', async (t) => {
+  const dir = t.testdir({
+    'a.test.ts': `import t from 'tap';
+globalThis.order = ['a loaded'];
+t.teardown(() => globalThis.order.push('a torn down'));
+t.test('first', async (t) => { globalThis.order.push('a tested'); t.pass('a passes'); });
+`,
+    'b.test.ts': `import t from 'tap';
+t.test('second', async (t) => { t.same(globalThis.order, ['a loaded', 'a tested', 'a torn down']); });
+t.test('third', async (t) => { t.equal(process.env.B_SHOULD_FAIL, undefined, 'b fails when told to'); });
+`,
+  });
+  const runner = pathToFileURL(join(import.meta.dirname, 'group.ts')).href;
+  const files = [join(dir, 'a.test.ts'), join(dir, 'b.test.ts')];
+  const group = join(dir, 'group.ts');
+  await writeFile(group, `import { runGroup } from ${JSON.stringify(runner)};\nawait runGroup(${JSON.stringify(dir)}, ${JSON.stringify(files)});\n`);
+
+  const run = (env: NodeJS.ProcessEnv = {}) => spawnSync(process.execPath, [group], { encoding: 'utf8', env: { ...process.env, ...env } });
+  const ok = run();
+  t.equal(ok.status, 0, 'the group passes', { output: ok.stdout + ok.stderr });
+  t.match(ok.stdout, /^ok 1 - a\.test\.ts/m, 'a file is a subtest named after it');
+  t.match(ok.stdout, /^ok 2 - b\.test\.ts/m);
+  t.match(ok.stdout, /^ {4}ok 1 - first/m, "a file's tests are its subtest's");
+
+  const failing = run({ B_SHOULD_FAIL: '1' });
+  t.not(failing.status, 0, 'a failure in a file fails the group');
+  t.match(failing.stdout, /^not ok 2 - b\.test\.ts/m, 'and is reported under the file');
 });
 
 async function query(url: string, sql: string, params: unknown[] = []): Promise<unknown[]> {

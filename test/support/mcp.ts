@@ -1,6 +1,25 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+
+/**
+ * The SDK's own Ajv validator, with each schema compiled once per test process: a client
+ * compiles every tool's output schema on tools/list, and the suite connects many clients to
+ * servers with the same tools. Results are still checked by the SDK on every call.
+ */
+class SharedValidator implements jsonSchemaValidator {
+  readonly #ajv = new AjvJsonSchemaValidator();
+  readonly #compiled = new Map<string, JsonSchemaValidator<unknown>>();
+  getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+    const key = JSON.stringify(schema);
+    let validator = this.#compiled.get(key);
+    if (!validator) this.#compiled.set(key, (validator = this.#ajv.getValidator(schema)));
+    return validator as JsonSchemaValidator<T>;
+  }
+}
+const validator = new SharedValidator();
 
 /**
  * An MCP SDK client connected to `${baseUrl}/mcp` over Streamable HTTP. The key travels in
@@ -12,7 +31,7 @@ export async function connectMcp(
   opts: { key?: string; headers?: Record<string, string>; teardown?: (fn: () => unknown) => void } = {},
 ): Promise<Client> {
   const headers = opts.headers ?? (opts.key ? { 'X-API-KEY': opts.key } : {});
-  const client = new Client({ name: 'labdata-test', version: '0.0.0' });
+  const client = new Client({ name: 'labdata-test', version: '0.0.0' }, { jsonSchemaValidator: validator });
   const transport = new StreamableHTTPClientTransport(new URL(baseUrl + '/mcp'), { requestInit: { headers } });
   await client.connect(transport);
   opts.teardown?.(() => client.close());

@@ -5,11 +5,13 @@
 //     LABDATA_TEST_ADMIN_URL; test/support/db.ts creates a database per test through it;
 //   - one self-signed certificate (LABDATA_TEST_TLS_CERT / LABDATA_TEST_TLS_KEY) that the
 //     test processes trust through NODE_EXTRA_CA_CERTS, so HTTPS is tested with verification on.
-// Then it runs tap (configured in .taprc) and prints `N passed, N failed` as its last line.
+// Then it runs tap (configured in .taprc) and prints `N passed, N failed` as its last line. The
+// whole suite runs a few files per process (writeGroups, test/support/group.ts); files named on
+// the command line run a process each.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { constants, tmpdir } from 'node:os';
 import { dirname, join, parse as parsePath, resolve } from 'node:path';
@@ -61,7 +63,10 @@ async function main(): Promise<number> {
   try {
     // Stale results of files not run this time would be counted otherwise.
     await rm(tapResultsDir, { recursive: true, force: true });
-    tapExitCode = await runTap(expandFolders(args.filter((a) => !CHECKS.some((c) => c.flag === a))), env);
+    const tapArgs = args.filter((a) => !CHECKS.some((c) => c.flag === a));
+    // The whole suite (no file named): files grouped into fewer processes.
+    const files = tapArgs.some((a) => !a.startsWith('-')) ? expandFolders(tapArgs) : [...tapArgs, ...(await writeGroups())];
+    tapExitCode = await runTap(files, env);
   } finally {
     await running.db.stop();
   }
@@ -225,6 +230,48 @@ function expandFolders(args: string[]): string[] {
   });
 }
 
+/** Where the full run's group files go (tap saves their results under .tap/test-results/ too). */
+const GROUPS_DIR_NAME = '.tap/groups';
+
+/**
+ * How many test files share a process in the full run (test/support/group.ts), unless
+ * LABDATA_TEST_GROUP_SIZE says otherwise (1: a process per file, as tap does by itself).
+ * Larger groups save more start-up CPU but leave tap's three workers unevenly loaded at the end.
+ */
+const DEFAULT_GROUP_SIZE = 4;
+
+/**
+ * The full run's test files, as group files of a few each: written to .tap/groups/, each runs
+ * its files one after the other in one process. Files of a folder stay together; the groups go
+ * to tap largest first, so that no long one starts last.
+ */
+async function writeGroups(): Promise<string[]> {
+  const size = Number(process.env.LABDATA_TEST_GROUP_SIZE ?? DEFAULT_GROUP_SIZE);
+  if (!Number.isInteger(size) || size < 1) throw new Error(`LABDATA_TEST_GROUP_SIZE must be a positive integer, not ${process.env.LABDATA_TEST_GROUP_SIZE}`);
+  const files = expandFolders([join(projectRoot, 'test')]);
+  if (size === 1) return files.map(relativeToRoot);
+  const dir = join(projectRoot, GROUPS_DIR_NAME);
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  const groups: string[][] = [];
+  for (let i = 0; i < files.length; i += size) groups.push(files.slice(i, i + size));
+  const weight = (group: string[]) => group.reduce((sum, f) => sum + statSync(f).size, 0);
+  groups.sort((a, b) => weight(b) - weight(a));
+  const runner = pathToFileURL(join(projectRoot, 'test/support/group.ts')).href;
+  return Promise.all(
+    groups.map(async (group, i) => {
+      const path = join(dir, `group-${String(i + 1).padStart(2, '0')}.test.ts`);
+      const absolute = group.map((f) => resolve(projectRoot, f));
+      await writeFile(path, `// Written by test/support/run.ts for this run.\nimport { runGroup } from ${JSON.stringify(runner)};\nawait runGroup(${JSON.stringify(projectRoot)}, ${JSON.stringify(absolute)});\n`);
+      return relativeToRoot(path);
+    }),
+  );
+}
+
+function relativeToRoot(path: string): string {
+  return path.slice(projectRoot.length + 1);
+}
+
 function tapBin(): string {
   return binOf('tap', 'tap');
 }
@@ -299,17 +346,37 @@ function stopOnSignals(): void {
 async function countResults(dir: string): Promise<Counts> {
   const counts: Counts = { passed: 0, failed: 0 };
   for (const file of await listTapFiles(dir)) {
-    const final = await parseTap(await readFile(file, 'utf8'));
-    // `failures`: failed points that are not todo/skip, plus TAP structure errors.
-    counts.passed += final.pass;
-    counts.failed += final.failures.length || (final.ok ? 0 : 1);
+    const text = await readFile(file, 'utf8');
+    // A group's top-level points are its files: count the points of each file instead.
+    const results = file.includes(`${GROUPS_DIR_NAME}/`) ? await parseGroupTap(text) : [await parseTap(text)];
+    for (const final of results) {
+      // `failures`: failed points that are not todo/skip, plus TAP structure errors.
+      counts.passed += final.pass;
+      counts.failed += final.failures.length || (final.ok ? 0 : 1);
+    }
   }
   return counts;
 }
 
+/** The results of each file of a group (its top-level subtests), and the group's own when it broke down. */
+function parseGroupTap(text: string): Promise<FinalResults[]> {
+  return new Promise((resolveResults) => {
+    const files: FinalResults[] = [];
+    const parser = new Parser();
+    parser.on('child', (child: Parser) => child.on('complete', (final: FinalResults) => files.push(final)));
+    // A group that crashed between files, or whose file points failed outside its subtests.
+    parser.on('complete', (final: FinalResults) => {
+      const filesFailed = files.some((f) => !f.ok);
+      resolveResults(final.ok || filesFailed ? files : [...files, { ...final, pass: 0 }]);
+    });
+    parser.end(text);
+  });
+}
+
 async function listTapFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true }).catch(() => []);
-  return entries.filter((name) => name.endsWith('.tap')).map((name) => join(dir, name));
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  // A group file's results live under .tap/test-results/.tap/groups/: a folder named `.tap`.
+  return entries.filter((e) => e.isFile() && e.name.endsWith('.tap')).map((e) => join(e.parentPath, e.name));
 }
 
 function parseTap(text: string): Promise<FinalResults> {
