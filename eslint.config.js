@@ -57,4 +57,15 @@ export default tseslint.config(
       }],
     },
   },
+  {
+    // A plugin's or a library's write runs in writeTransaction, which retries a serialization
+    // failure or a deadlock inside the service instead of answering it (issue 11).
+    files: ['plugins/**/*.ts', 'lib/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': ['error', {
+        selector: "CallExpression[callee.property.name='transactional']",
+        message: 'use writeTransaction(em, work) from the kernel: it retries serialization failures and deadlocks',
+      }],
+    },
+  },
 );

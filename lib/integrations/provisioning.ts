@@ -34,7 +34,7 @@
 import crypto from 'node:crypto';
 import type { EntitySchema } from '@mikro-orm/core';
 import {
-  BadRequestError, defineWrite, IdParams, query, queryOne, raw, sql, withArticle,
+  BadRequestError, defineWrite, IdParams, query, queryOne, raw, sql, withArticle, writeTransaction,
   type Actor, type EntityManager, type JobContext, type KernelServices, type OperationContext,
   type Static, type TSchema,
 } from '../../core/public.ts';
@@ -297,7 +297,7 @@ export class ProvisioningService {
       await em.execute('update provisioning_step set last_error = ?, updated_at = now() where id = ?', [reason, stepId]);
       throw err;
     }
-    await em.transactional(async (tx) => {
+    await writeTransaction(em, async (tx) => {
       const status = await this.#lockRecord(tx, kind, row.recordId);
       const current = await this.#load(tx, stepId);
       if (status === undefined || !current || current.status === 'DONE') return;
@@ -320,7 +320,7 @@ export class ProvisioningService {
 
   /** Retries exhausted (or a StepFailedError): the step FAILED, the record INITIALIZATION_FAILED. */
   async #fail(em: EntityManager, stepId: string, reason: string): Promise<void> {
-    await em.transactional(async (tx) => {
+    await writeTransaction(em, async (tx) => {
       const row = await this.#load(tx, stepId);
       if (!row || row.status === 'DONE' || row.status === 'FAILED') return;
       const kind = this.#kind(row.kind);

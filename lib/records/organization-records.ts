@@ -19,6 +19,7 @@ import {
   type Sql,
   type TObject,
   type TSchema,
+  writeTransaction,
 } from '../../core/public.ts';
 import { mergeUpdate } from './lifecycle.ts';
 
@@ -126,7 +127,7 @@ export class OrganizationRecords<E extends { id: string }, Dto> {
   async #write(ctx: OperationContext, work: (em: OperationContext['em']) => Promise<E>): Promise<E> {
     let record: E | undefined;
     try {
-      return await ctx.em.transactional(async (em) => (record = await work(em)));
+      return await writeTransaction(ctx.em, async (em) => (record = await work(em)));
     } catch (error) {
       if (error instanceof UniqueConstraintViolationException && record && this.spec.duplicate) {
         throw new ConflictError(this.spec.duplicate(record));

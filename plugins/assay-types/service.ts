@@ -12,6 +12,7 @@ import {
   type EntityManager,
   type OperationContext,
   type PageRequest,
+  writeTransaction,
 } from '../../core/public.ts';
 import { mergeUpdate, transition } from '../../lib/records/index.ts';
 import { AssayType } from './entities.ts';
@@ -125,7 +126,7 @@ export class AssayTypeService {
 
   async create(ctx: OperationContext, body: CreateBody): Promise<AssayTypeDto> {
     ctx.services.permissions.assertAdmin(ctx.actor);
-    const type = await ctx.em.transactional(async (em) => {
+    const type = await writeTransaction(ctx.em, async (em) => {
       const t = await insertAssayType(em, ctx.actor.organizationId, ctx.actor.organizationUserId, body);
       ctx.services.activity.record(em, ctx.actor, { eventType: 'assay_type.created', data: { assayTypeId: t.id, name: t.name, status: t.status } });
       return t;
@@ -134,7 +135,7 @@ export class AssayTypeService {
   }
 
   async update(ctx: OperationContext, id: string, body: UpdateBody): Promise<AssayTypeDto> {
-    const type = await ctx.em.transactional(async (em) => {
+    const type = await writeTransaction(ctx.em, async (em) => {
       const t = await this.#forWrite({ ...ctx, em }, id);
       const changed = mergeUpdate('assay type', t, body, ['name', 'description'], { status: `POST /assay-types/${id}/status` });
       if (changed.includes('name')) await assertNameFree(em, t.organizationId, t.name, id);
@@ -156,7 +157,7 @@ export class AssayTypeService {
   }
 
   async setStatus(ctx: OperationContext, id: string, status: AssayTypeStatus): Promise<AssayTypeDto> {
-    const type = await ctx.em.transactional(async (em) => {
+    const type = await writeTransaction(ctx.em, async (em) => {
       const t = await this.#forWrite({ ...ctx, em }, id);
       if (status === 'DELETED') {
         throw new BadRequestError(`An assay type cannot change status from ${t.status} to DELETED: delete it with DELETE /assay-types/${id}`);
@@ -172,7 +173,7 @@ export class AssayTypeService {
 
   /** Marks the type DELETED: gone from the API, unusable for new assays, kept for the assays that have it. */
   async delete(ctx: OperationContext, id: string): Promise<void> {
-    await ctx.em.transactional(async (em) => {
+    await writeTransaction(ctx.em, async (em) => {
       const t = await this.#forWrite({ ...ctx, em }, id);
       t.status = 'DELETED';
       ctx.services.activity.record(em, ctx.actor, { eventType: 'assay_type.deleted', data: { assayTypeId: id, name: t.name } });

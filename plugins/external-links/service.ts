@@ -8,6 +8,7 @@ import {
   ValidationError,
   type OperationContext,
   type PageRequest,
+  writeTransaction,
 } from '../../core/public.ts';
 import {
   attachedColumns,
@@ -96,7 +97,7 @@ export class ExternalLinkService {
   }
 
   async create(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, body: CreateBody): Promise<ExternalLinkDto> {
-    const link = await ctx.em.transactional(async (em) => {
+    const link = await writeTransaction(ctx.em, async (em) => {
       const access = await contributableParentOf({ ...ctx, em }, parent, params);
       checkUrl(body.url);
       const l = em.create(ExternalLink, {
@@ -115,7 +116,7 @@ export class ExternalLinkService {
   }
 
   async update(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string, body: UpdateBody): Promise<ExternalLinkDto> {
-    const link = await ctx.em.transactional(async (em) => {
+    const link = await writeTransaction(ctx.em, async (em) => {
       const access = await contributableParentOf({ ...ctx, em }, parent, params);
       const l = await this.#forWrite(ctx, em, access, id);
       if (body.url !== undefined) checkUrl(body.url);
@@ -127,7 +128,7 @@ export class ExternalLinkService {
   }
 
   async delete(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string): Promise<void> {
-    await ctx.em.transactional(async (em) => {
+    await writeTransaction(ctx.em, async (em) => {
       const access = await contributableParentOf({ ...ctx, em }, parent, params);
       const l = await this.#forWrite(ctx, em, access, id);
       em.remove(l);

@@ -12,6 +12,7 @@ import {
   type EntityManager,
   type OperationContext,
   type Sql,
+  writeTransaction,
 } from '../../core/public.ts';
 import { parentType, type ParentAccess, type ParentKind } from '../../lib/records/index.ts';
 import type { ProjectRecord } from '../projects/extensions.ts';
@@ -176,7 +177,7 @@ export class GitService {
       throw providerHttpError(err, 'groupId');
     }
 
-    const created = await ctx.em.transactional(async (em) => {
+    const created = await writeTransaction(ctx.em, async (em) => {
       const inserted = await queryOne<{ id: string }>(
         em,
         sql`insert into git_repository (id, organization_id, parent_kind, parent_id, integration_id, group_id, name, external_id, url, created_by_id)

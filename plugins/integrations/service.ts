@@ -1,4 +1,4 @@
-import { fetchPage, isoDate, NotFoundError, queryOne, raw, sql, type OperationContext, type PageRequest } from '../../core/public.ts';
+import { fetchPage, isoDate, NotFoundError, queryOne, raw, sql, type OperationContext, type PageRequest, writeTransaction } from '../../core/public.ts';
 import { publicFields } from '../../lib/integrations/index.ts';
 import { publicSettingNames, type IntegrationType } from './schemas.ts';
 
@@ -93,7 +93,7 @@ export class IntegrationService {
    * other plugins and stay as they are.
    */
   async deleteMine(ctx: OperationContext, id: string): Promise<void> {
-    await ctx.em.transactional(async (em) => {
+    await writeTransaction(ctx.em, async (em) => {
       const row = await queryOne<PersonalIntegrationRow>(
         em,
         sql`update personal_integration i set status = 'ARCHIVED', credentials = null, archived_at = now(), updated_at = now()

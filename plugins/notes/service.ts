@@ -15,6 +15,7 @@ import {
   type PageRequest,
   type Sql,
   withArticle,
+  writeTransaction,
 } from '../../core/public.ts';
 import {
   attachedColumns,
@@ -235,7 +236,7 @@ export class NoteService {
    * `note.updated` with the editing actor; an edit that changes nothing records nothing.
    */
   async edit(ctx: OperationContext, noteId: string, changes: NoteEdit): Promise<NoteDto> {
-    return ctx.em.transactional(async (em) => {
+    return writeTransaction(ctx.em, async (em) => {
       const note = await em.findOne(Note, { id: noteId, organizationId: ctx.actor.organizationId });
       if (!note) throw new NotFoundError('Note', noteId);
       const access = await this.#accessForEdit({ ...ctx, em }, note);

@@ -13,6 +13,7 @@ import {
   type KernelServices,
   type OperationContext,
   type PageRequest,
+  writeTransaction,
 } from '../../core/public.ts';
 import {
   attachedColumns,
@@ -119,7 +120,7 @@ export class FolderService {
     const path = pathOf(body.path, 'path');
     const drive = await findDrive(ctx.em, ctx.actor.organizationId, body.driveId);
     const info = await existingFolder(ctx.services, drive, path, { driveId: 'driveId', path: 'path' });
-    const id = await ctx.em.transactional(async (em) => {
+    const id = await writeTransaction(ctx.em, async (em) => {
       const access = await contributableParentOf({ ...ctx, em }, parent, params);
       const taken = await queryOne<{ id: string }>(
         em,
@@ -143,7 +144,7 @@ export class FolderService {
     if (primary !== true) {
       throw new BadRequestError('primary must be true: a record always keeps one primary folder; make another folder primary instead');
     }
-    await ctx.em.transactional(async (em) => {
+    await writeTransaction(ctx.em, async (em) => {
       const access = await contributableParentOf({ ...ctx, em }, parent, params);
       const folder = await this.#find(em, ctx.actor, access, id, true);
       if (folder.isPrimary) return;
@@ -162,7 +163,7 @@ export class FolderService {
    * remaining folder becomes primary, so a record with folders always has exactly one.
    */
   async detach(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string): Promise<void> {
-    await ctx.em.transactional(async (em) => {
+    await writeTransaction(ctx.em, async (em) => {
       const access = await contributableParentOf({ ...ctx, em }, parent, params);
       const folder = await this.#find(em, ctx.actor, access, id, true);
       await em.execute('delete from storage_folder where id = ?', [id]);

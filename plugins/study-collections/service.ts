@@ -11,6 +11,7 @@ import {
   type PageRequest,
   type Sql,
   type Visibility,
+  writeTransaction,
 } from '../../core/public.ts';
 import { mergeUpdate } from '../../lib/records/index.ts';
 import { studyAccess, studyAccessById, type StudyReader } from '../studies/extensions.ts';
@@ -105,7 +106,7 @@ export class StudyCollectionService {
   }
 
   async create(ctx: OperationContext, body: CreateBody) {
-    const id = await ctx.em.transactional(async (em) => {
+    const id = await writeTransaction(ctx.em, async (em) => {
       const c = em.create(StudyCollection, {
         id: crypto.randomUUID(),
         organizationId: ctx.actor.organizationId,
@@ -124,7 +125,7 @@ export class StudyCollectionService {
   }
 
   async update(ctx: OperationContext, id: string, body: UpdateBody) {
-    await ctx.em.transactional(async (em) => {
+    await writeTransaction(ctx.em, async (em) => {
       const row = await this.#forChange({ ...ctx, em }, id);
       const c = await em.findOneOrFail(StudyCollection, { id, organizationId: ctx.actor.organizationId });
       const oldVisibility = c.visibility;
@@ -148,7 +149,7 @@ export class StudyCollectionService {
 
   /** Owner or admin only (403 for others who may view it); its memberships go with it. */
   async delete(ctx: OperationContext, id: string): Promise<void> {
-    await ctx.em.transactional(async (em) => {
+    await writeTransaction(ctx.em, async (em) => {
       const row = await this.#find({ ...ctx, em }, id);
       if (!ownsCollection(ctx.actor, row)) throw new ForbiddenError();
       await em.nativeDelete(StudyCollectionStudy, { collectionId: id });
@@ -159,7 +160,7 @@ export class StudyCollectionService {
 
   /** Idempotent: adding a study already in the collection changes nothing and records nothing. */
   async addStudy(ctx: OperationContext, id: string, studyId: string) {
-    await ctx.em.transactional(async (em) => {
+    await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       await this.#forChange(tx, id);
       const study = await studyAccessById(tx, studyId);
@@ -176,7 +177,7 @@ export class StudyCollectionService {
 
   /** Idempotent: removing a study that is not in the collection changes nothing. */
   async removeStudy(ctx: OperationContext, id: string, studyId: string): Promise<void> {
-    await ctx.em.transactional(async (em) => {
+    await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       await this.#forChange(tx, id);
       const study = await studyAccessById(tx, studyId);

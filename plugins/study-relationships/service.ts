@@ -10,6 +10,7 @@ import {
   type OperationContext,
   type PageRequest,
   type Sql,
+  writeTransaction,
 } from '../../core/public.ts';
 import { studyAccess, studyAccessById } from '../studies/extensions.ts';
 import { StudyRelationship } from './entities.ts';
@@ -63,7 +64,7 @@ export class StudyRelationshipService {
 
   /** Creates the relationship and its inverse on the target in one transaction. */
   async create(ctx: OperationContext, studyId: string, body: CreateBody) {
-    const created = await ctx.em.transactional(async (em) => {
+    const created = await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const source = await studyAccessById(tx, studyId);
       ctx.services.permissions.assertContributor(source);
@@ -113,7 +114,7 @@ export class StudyRelationshipService {
 
   /** Deletes a relationship originating from the study, and its inverse on the target. */
   async delete(ctx: OperationContext, studyId: string, relationshipId: string): Promise<void> {
-    await ctx.em.transactional(async (em) => {
+    await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const source = await studyAccessById(tx, studyId);
       const r = await queryOne<RelationshipShape>(em, sql`select ${columns} ${this.#fromVisible(tx, studyId)} and r.id = ${relationshipId}`);

@@ -10,6 +10,7 @@ import {
   ValidationError,
   type OperationContext,
   type PageRequest,
+  writeTransaction,
 } from '../../core/public.ts';
 import {
   attachedColumns,
@@ -133,7 +134,7 @@ export class TaskService {
 
   async create(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, body: CreateTaskBodyT): Promise<TaskDto> {
     const dueDate = parseDateInput('dueDate', body.dueDate);
-    const task = await ctx.em.transactional(async (em) => {
+    const task = await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const access = await contributableParentOf(tx, parent, params);
       await this.#checkAssignee(tx, body.assignedToId);
@@ -143,7 +144,7 @@ export class TaskService {
   }
 
   async update(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string, body: UpdateTaskBodyT): Promise<TaskDto> {
-    const task = await ctx.em.transactional(async (em) => {
+    const task = await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const { access, task } = await this.#forWrite(tx, parent, params, id);
       await this.#checkAssignee(tx, body.assignedToId);
@@ -171,7 +172,7 @@ export class TaskService {
   }
 
   async complete(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string, status: 'COMPLETE' | 'INCOMPLETE'): Promise<TaskDto> {
-    const task = await ctx.em.transactional(async (em) => {
+    const task = await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const { access, task } = await this.#forWrite(tx, parent, params, id);
       const oldStatus = task.status;
@@ -187,7 +188,7 @@ export class TaskService {
   }
 
   async delete(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string): Promise<void> {
-    await ctx.em.transactional(async (em) => {
+    await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const { access, task } = await this.#forWrite(tx, parent, params, id);
       em.remove(task);

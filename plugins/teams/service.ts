@@ -14,6 +14,7 @@ import {
   type OperationContext,
   type OrganizationUserRow,
   type PageRequest,
+  writeTransaction,
 } from '../../core/public.ts';
 import { mergeUpdate } from '../../lib/records/index.ts';
 import type { CreateTeamBodyT, TeamDto, UpdateTeamBodyT } from './schemas.ts';
@@ -120,7 +121,7 @@ export class TeamService {
 
   async create(ctx: OperationContext, body: CreateTeamBodyT): Promise<TeamDto> {
     ctx.services.permissions.assertAdmin(ctx.actor);
-    const id = await ctx.em.transactional(async (em) => {
+    const id = await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const members = await this.#members(tx, body.userIds ?? [], true);
       const team = em.create(Team, {
@@ -139,7 +140,7 @@ export class TeamService {
   }
 
   async update(ctx: OperationContext, id: string, body: UpdateTeamBodyT): Promise<TeamDto> {
-    await ctx.em.transactional(async (em) => {
+    await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       // Found first: another organization's team is a 404 for every key, never a 403 (spec: not viewable → 404).
       const team = await this.#find(tx, id);
@@ -164,7 +165,7 @@ export class TeamService {
   }
 
   async #editMembers(ctx: OperationContext, id: string, userIds: string[], direction: 'add' | 'remove'): Promise<TeamDto> {
-    await ctx.em.transactional(async (em) => {
+    await writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       await this.#find(tx, id);
       ctx.services.permissions.assertAdmin(ctx.actor);
