@@ -71,7 +71,6 @@ export function serializerCompiler(): (route: { schema: unknown }) => (data: unk
   return ({ schema }) => lazily(() => compileSerializer(schema as object));
 }
 
-
 /**
  * Checks a value exactly as a JSON request body is checked (no coercion, defaults filled in)
  * and returns the failures as the envelope's `{field, message}` items: for input that does not

@@ -2,24 +2,16 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import type { JsonSchemaType, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import { compileOnce } from '../../core/http/validation.ts';
 
 /**
- * The SDK's own Ajv validator, with each schema compiled once per test process: a client
- * compiles every tool's output schema on tools/list, and the suite connects many clients to
- * servers with the same tools. Results are still checked by the SDK on every call.
+ * The SDK's own Ajv validator, with each schema compiled once per test process (the kernel's
+ * compileOnce): a client compiles every tool's output schema on tools/list, and the suite
+ * connects many clients to servers with the same tools. The SDK still checks every result.
  */
-class SharedValidator implements jsonSchemaValidator {
-  readonly #ajv = new AjvJsonSchemaValidator();
-  readonly #compiled = new Map<string, JsonSchemaValidator<unknown>>();
-  getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
-    const key = JSON.stringify(schema);
-    let validator = this.#compiled.get(key);
-    if (!validator) this.#compiled.set(key, (validator = this.#ajv.getValidator(schema)));
-    return validator as JsonSchemaValidator<T>;
-  }
-}
-const validator = new SharedValidator();
+const ajv = new AjvJsonSchemaValidator();
+const validator: jsonSchemaValidator = { getValidator: compileOnce((schema) => ajv.getValidator(schema as JsonSchemaType)) as jsonSchemaValidator['getValidator'] };
 
 /**
  * An MCP SDK client connected to `${baseUrl}/mcp` over Streamable HTTP. The key travels in

@@ -242,8 +242,8 @@ const DEFAULT_GROUP_SIZE = 4;
 
 /**
  * The full run's test files, as group files of a few each: written to .tap/groups/, each runs
- * its files one after the other in one process. Files of a folder stay together; the groups go
- * to tap largest first, so that no long one starts last.
+ * its files one after the other in one process. A group holds files that are neighbours by path;
+ * the groups go to tap largest (in bytes of test code) first, so that a long one seldom starts last.
  */
 async function writeGroups(): Promise<string[]> {
   const size = Number(process.env.LABDATA_TEST_GROUP_SIZE ?? DEFAULT_GROUP_SIZE);
@@ -261,8 +261,7 @@ async function writeGroups(): Promise<string[]> {
   return Promise.all(
     groups.map(async (group, i) => {
       const path = join(dir, `group-${String(i + 1).padStart(2, '0')}.test.ts`);
-      const absolute = group.map((f) => resolve(projectRoot, f));
-      await writeFile(path, `// Written by test/support/run.ts for this run.\nimport { runGroup } from ${JSON.stringify(runner)};\nawait runGroup(${JSON.stringify(projectRoot)}, ${JSON.stringify(absolute)});\n`);
+      await writeFile(path, `// Written by test/support/run.ts for this run.\nimport { runGroup } from ${JSON.stringify(runner)};\nawait runGroup(${JSON.stringify(projectRoot)}, ${JSON.stringify(group)});\n`);
       return relativeToRoot(path);
     }),
   );
