@@ -33,7 +33,7 @@ export {
 /** The operation definitions of a lifecycle record kind, for its manifest to register. */
 export { lifecycleOperations, type LifecycleOperationOptions } from './lifecycle-operations.ts';
 /** The parent kinds of a kernel (what attached records sit in) and where an attached record sits. */
-export { parentKinds, ParentRegistry, type ParentAccess, type ParentKind } from './parents.ts';
+export { parentKinds, listUnder, ParentRegistry, type ParentAccess, type ParentKind } from './parents.ts';
 /** Helpers for records attached to a parent (routes per parent kind, visibility, cascade, DTO fields). */
 export {
   parentParam,

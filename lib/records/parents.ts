@@ -67,6 +67,25 @@ export class ParentRegistry {
   }
 }
 
+/**
+ * A page of records under one parent in one round trip: `list` puts the condition "the actor may
+ * view the parent" into its page query (`where`) and its total (`total(t)`, which reads -1 when
+ * the parent is not viewable). Only then does the parent's own check run, for its precise 404;
+ * should the parent have become viewable in between, the page is read again unguarded.
+ */
+export async function listUnder<T>(
+  ctx: OperationContext,
+  parent: Pick<ParentKind, 'access' | 'visible'>,
+  id: string,
+  list: (guard: { where: Sql; total: (total: Sql) => Sql }) => Promise<{ items: T[]; total: number }>,
+): Promise<{ items: T[]; total: number }> {
+  const visible = parent.visible(ctx, sql`${id}`);
+  const page = await list({ where: visible, total: (total) => sql`(case when ${visible} then ${total} else -1 end)` });
+  if (page.total >= 0) return page;
+  await parent.access(ctx, id);
+  return list({ where: raw('true'), total: (total) => total });
+}
+
 // One registry per kernel (two kernels in one process, as tests run them, never share one).
 const registries = new WeakMap<KernelServices, ParentRegistry>();
 

@@ -26,7 +26,7 @@ import {
   type WriteDefinition,
 } from '../../core/public.ts';
 import { mergeUpdate, transition, type LifecycleShape, type LifecycleStatus } from './lifecycle.ts';
-import { parentKinds, type ParentAccess } from './parents.ts';
+import { listUnder, parentKinds, type ParentAccess } from './parents.ts';
 import type { RecordExtensions } from './record-extensions.ts';
 
 /** How the actor reaches records of a kind aliased `alias`: joins, visibility and contribution conditions. */
@@ -163,13 +163,18 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
   }
 
   async list(ctx: OperationContext, page: PageRequest, parentId?: string): Promise<PageResult<Dto>> {
-    const parent = this.#parent;
-    if (parentId && parent) await parent.access(ctx, parentId);
     const { from, visible } = this.#from(ctx);
-    const byParent = parentId && this.d.parent ? sql` and ${raw(`${this.d.alias}.${column(this.d.parent.field)}`)} = ${parentId}` : raw('');
-    const total = parentId ? recordTotal(sql`${parentId}`, this.d.kind) : this.d.total(ctx.actor);
-    const { rows, total: n } = await fetchPage<Row>(ctx.em, { columns: this.#columns, from: sql`${from} where ${visible}${byParent}`, total }, page);
-    return { items: await this.#dtos(ctx, rows), total: n };
+    const read = async (where: Sql, total: Sql) => {
+      const { rows, total: n } = await fetchPage<Row>(ctx.em, { columns: this.#columns, from: sql`${from} where ${visible} and ${where}`, total }, page);
+      return { items: rows, total: n };
+    };
+    const parent = this.#parent;
+    const field = this.d.parent?.field;
+    const { items: rows, total } = parentId && parent && field
+      ? await listUnder<Row>(ctx, { access: (c, id) => parent.access(c, id), visible: (c, id) => parent.visibleCondition(c, id) }, parentId, (guard) =>
+          read(sql`${guard.where} and ${raw(`${this.d.alias}.${column(field)}`)} = ${parentId}`, guard.total(recordTotal(sql`${parentId}`, this.d.kind))))
+      : await read(raw('true'), this.d.total(ctx.actor));
+    return { items: await this.#dtos(ctx, rows), total };
   }
 
   /** The viewable records matching `where` (SQL on the kind's alias), decorated, newest first, unpaged. */

@@ -1,4 +1,4 @@
-import { parentKinds } from '../../lib/records/index.ts';
+import { listUnder, parentKinds } from '../../lib/records/index.ts';
 import { definePlugin, defineRead, IdParams, Type, Uuid } from '../../core/public.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
@@ -59,9 +59,9 @@ export default definePlugin({
           query: CategoryQuery,
           response: ActivitySchema,
           paged,
-          async run(c, { id, category }, page) {
-            await parent.access(c, id);
-            return listActivity(c, { [field]: id, categories: parseCategories(category) }, page);
+          run(c, { id, category }, page) {
+            const categories = parseCategories(category);
+            return listUnder(c, parent, id, (guard) => listActivity(c, { [field]: id, categories, guard }, page));
           },
         }),
       );

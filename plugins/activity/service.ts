@@ -88,6 +88,8 @@ export interface FeedFilter {
   assayId?: string;
   organizationUserId?: string;
   categories?: ActivityCategory[];
+  /** A record feed's "may view the record" condition (lib/records `listUnder`). */
+  guard?: { where: Sql; total: (total: Sql) => Sql };
 }
 
 /**
@@ -131,6 +133,10 @@ export async function listActivity(ctx: OperationContext, filter: FeedFilter, pa
     const references = services.activity.referencesVisible(ctx, 'a');
     where = sql`${scope} and ${references}`;
     total = sql`(${total} - (select count(*) from activity a where ${scope} and a.ref_kind is not null and not ${references}))`;
+  }
+  if (filter.guard) {
+    where = sql`${filter.guard.where} and ${where}`;
+    total = filter.guard.total(total);
   }
   const { rows, total: n } = await fetchPage<ActivityRow>(ctx.em, { columns, from: sql`from activity a ${joins} where ${where}`, total }, page);
   return { items: rows.map(toDto), total: n };

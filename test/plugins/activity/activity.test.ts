@@ -67,6 +67,27 @@ t.test('category filter: repeatable or comma-separated, values checked', async (
   t.equal(bad.body.errors[0].field, 'category');
 });
 
+t.test("a record's feed and the records under a parent are one statement each, the access check included", async (t) => {
+  const { statementObserver } = await import('../../../core/db/sql.ts');
+  const statements = async (path: string, key: string) => {
+    t.equal((await server.get(path, { key })).status, 200, `${path} warms the key`);
+    const seen: string[] = [];
+    statementObserver.observe = (q) => seen.push(q.text);
+    const res = await server.get(path, { key });
+    statementObserver.observe = undefined;
+    return { status: res.status, seen };
+  };
+  for (const path of [`/api/v1/projects/${pub.id}/activity`, `/api/v1/studies/${study.id}/activity`, `/api/v1/projects/${pub.id}/studies`]) {
+    const { status, seen } = await statements(path, bob.key);
+    t.equal(status, 200);
+    t.equal(seen.length, 1, `${path}: ${seen.length} statements`);
+  }
+  // Not viewable: the one statement says so, and the parent's own check names the 404.
+  const res = await server.get(`/api/v1/projects/${priv.id}/studies`, { key: bob.key });
+  t.equal(res.status, 404);
+  t.match(res.body.message, /Project/);
+});
+
 t.test('per project, study and organization user', async (t) => {
   const byProject: Row[] = (await server.get(`/api/v1/projects/${pub.id}/activity`, { key: bob.key })).body.content;
   t.ok(byProject.length >= 3);
