@@ -13,18 +13,8 @@ export { defineRead, defineWrite, withStatus, type OperationContext, type ReadDe
 export type { KernelServices, JobContext } from './kernel/services.ts';
 /** The authenticated caller of an operation. */
 export type { Actor } from './auth/api-keys.ts';
-/** Errors an operation throws; the kernel turns them into the spec's error responses. */
-export { HttpError, BootstrapError, ValidationError, BadRequestError, ForbiddenError, NotFoundError, ConflictError, VersionConflictError, type FieldError } from './errors.ts';
-/** SQL as tagged templates (always parameterised) and the helpers that run it. */
-export { sql, raw, join, query, queryOne, isoDate, Sql } from './db/sql.ts';
-/** A plugin's schema migration (name prefixed with the plugin name). */
-export type { MigrationDefinition } from './db/orm.ts';
-/** A write transaction that retries on serialization failures and deadlocks. */
-export { writeTransaction } from './db/transaction.ts';
-/** Row locks taken in the one global order (no deadlocks between writers). */
-export { lockLocated, lockChildren, type RowLock, type LockTable } from './db/locks.ts';
-/** Exact page totals kept by triggers: the SQL that reads them, and a plugin's part of a recount. */
-export { classTotal, recordTotal, visibleTotal, OPEN_CLASSES, type CounterSource } from './counters/index.ts';
+/** SQL as tagged templates (always parameterised), and raw SQL text (never a value). */
+export { sql, raw, Sql } from './db/sql.ts';
 /** Keyset pagination of a list read. */
 export { fetchPage, type PageRequest, type SortSpec } from './pagination/index.ts';
 /** Record visibility and the access columns permission checks read. */
@@ -33,21 +23,19 @@ export { VISIBILITIES, type Visibility, type AccessColumns } from './permissions
 export { ACTIVITY_CATEGORIES, type ActivityCategory, type ActivityScope } from './activity/index.ts';
 /** "a study", "an assay": messages that name a record kind. */
 export { withArticle } from './text.ts';
-/** Schema building blocks shared by every plugin's request and response schemas. */
-export { Uuid, NotBlank, Timestamp, DateInput, Nullable, IdParams, StringEnum, parseDateInput } from './schemas.ts';
-/** Validates a value against a schema, with the error response a request body gets. */
-export { validateInput } from './http/validation.ts';
 /** The ORM's EntityManager: re-exported so a third-party plugin shares the kernel's copy. */
 export type { EntityManager } from '@mikro-orm/postgresql';
 /** MikroORM entity definitions (the kernel's copy: entities must come from the ORM that loads them). */
 export { defineEntity, p } from '@mikro-orm/core';
 /** TypeBox, the schema language of every operation (the kernel's copy). */
 export { Type, type Static, type TSchema, type TObject } from '@sinclair/typebox';
-/** Kernel tables plugins may write through (teams, project access). */
-export { Team, TeamMember, ProjectMember, OrganizationUser } from './entities/index.ts';
-/** Users and organization users as every plugin shows them (the kernel owns their tables). */
-export { UserSchema, OrganizationUserSchema, organizationUserColumns, toUserDto, toOrganizationUserDto, type OrganizationUserRow } from './entities/dto.ts';
-/** Seals and opens stored credentials (`services.secrets`). */
-export type { SecretBox } from './secrets.ts';
-/** The `onCreate` instant of an entity: `createdAt` and `updatedAt` of a new record are equal. */
-export { creationTime } from './db/timestamps.ts';
+/** Errors an operation throws; the kernel turns them into the spec's error responses. */
+export * as errors from './api/errors.ts';
+/** Running SQL, the retrying write transaction, row locks in the global order, migrations. */
+export * as db from './api/db.ts';
+/** Schema building blocks shared by every plugin's request and response schemas. */
+export * as schemas from './api/schemas.ts';
+/** Exact page totals kept by triggers: the SQL that reads them, and a plugin's part of a recount. */
+export * as counters from './api/counters.ts';
+/** The kernel's tables plugins use (teams, project access, users) and how users are shown. */
+export * as tables from './api/tables.ts';

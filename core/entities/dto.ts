@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Timestamp, Uuid } from '../schemas.ts';
 import { isoDate, sql, type Sql } from '../db/sql.ts';
 
-export const UserSchema = Type.Object({
+const UserSchema = Type.Object({
   id: Uuid(),
   email: Type.String(),
   displayName: Type.String(),
@@ -38,7 +38,7 @@ export interface OrganizationUserRow {
   u_created_at: string;
 }
 
-export function toUserDto(row: OrganizationUserRow): UserDto {
+function toUserDto(row: OrganizationUserRow): UserDto {
   return { id: row.u_id, email: row.u_email, displayName: row.u_display_name, createdAt: isoDate(row.u_created_at)! };
 }
 

@@ -34,9 +34,20 @@
 import crypto from 'node:crypto';
 import type { EntitySchema } from '@mikro-orm/core';
 import {
-  BadRequestError, defineWrite, IdParams, query, queryOne, raw, sql, withArticle, writeTransaction,
-  type Actor, type EntityManager, type JobContext, type KernelServices, type OperationContext,
-  type Static, type TSchema,
+  type Actor,
+  db,
+  defineWrite,
+  type EntityManager,
+  errors,
+  type JobContext,
+  type KernelServices,
+  type OperationContext,
+  raw,
+  schemas,
+  sql,
+  type Static,
+  type TSchema,
+  withArticle,
 } from '../../core/public.ts';
 
 /** The states of a provisioning step row. */
@@ -194,7 +205,7 @@ export class ProvisioningService {
   /** The steps of records (any status), oldest first: for response fields and diagnostics. */
   async steps(em: EntityManager, kind: string, ids: string[]): Promise<ProvisioningStep[]> {
     if (ids.length === 0) return [];
-    const rows = await query<StepRow>(
+    const rows = await db.query<StepRow>(
       em,
       sql`select ${stepColumns} from provisioning_step s where s.record_kind = ${kind} and s.record_id in (${ids}) order by s.created_at, s.id`,
     );
@@ -210,18 +221,18 @@ export class ProvisioningService {
     const kind = this.#kind(kindName);
     if (record.status !== 'INITIALIZATION_FAILED') {
       const label = `${/^[aeiou]/i.test(kindName) ? 'An' : 'A'} ${kindName}`;
-      throw new BadRequestError(`${label} cannot change status from ${record.status} to INITIALIZING: only INITIALIZATION_FAILED records can retry initialization`);
+      throw new errors.BadRequestError(`${label} cannot change status from ${record.status} to INITIALIZING: only INITIALIZATION_FAILED records can retry initialization`);
     }
-    const failed = await query<{ id: string; step: string }>(
+    const failed = await db.query<{ id: string; step: string }>(
       ctx.em,
       sql`update provisioning_step set status = 'PENDING', attempts = 0, last_error = null, updated_at = now()
             where record_kind = ${kindName} and record_id = ${record.id} and status = 'FAILED' returning id, step`,
     );
     for (const s of failed) {
-      if (!this.#executors.has(s.step)) throw new BadRequestError(`The ${kindName} cannot retry step ${s.step}: its plugin is not enabled`);
+      if (!this.#executors.has(s.step)) throw new errors.BadRequestError(`The ${kindName} cannot retry step ${s.step}: its plugin is not enabled`);
       await this.#jobs.enqueue(ctx.em, JOB_PREFIX + s.step, { stepId: s.id });
     }
-    const open = await queryOne<{ n: number }>(
+    const open = await db.queryOne<{ n: number }>(
       ctx.em,
       sql`select count(*)::int as n from provisioning_step where record_kind = ${kindName} and record_id = ${record.id} and status <> 'DONE'`,
     );
@@ -254,7 +265,7 @@ export class ProvisioningService {
   }
 
   async #load(em: EntityManager, stepId: string): Promise<StepRow | undefined> {
-    return queryOne<StepRow>(em, sql`select ${stepColumns} from provisioning_step s where s.id = ${stepId}`);
+    return db.queryOne<StepRow>(em, sql`select ${stepColumns} from provisioning_step s where s.id = ${stepId}`);
   }
 
   async #runStep(job: JobContext, stepId: string): Promise<void> {
@@ -297,7 +308,7 @@ export class ProvisioningService {
       await em.execute('update provisioning_step set last_error = ?, updated_at = now() where id = ?', [reason, stepId]);
       throw err;
     }
-    await writeTransaction(em, async (tx) => {
+    await db.writeTransaction(em, async (tx) => {
       const status = await this.#lockRecord(tx, kind, row.recordId);
       const current = await this.#load(tx, stepId);
       if (status === undefined || !current || current.status === 'DONE') return;
@@ -310,7 +321,7 @@ export class ProvisioningService {
       for (const a of activities) this.#activity.record(tx, actor, { ...a, ...scope });
       this.#activity.record(tx, actor, { eventType: `${row.kind}.initialization_step_completed`, data: { step: row.step }, ...scope });
       if (status !== 'INITIALIZING') return;
-      const open = await queryOne<{ n: number }>(
+      const open = await db.queryOne<{ n: number }>(
         tx,
         sql`select count(*)::int as n from provisioning_step where record_kind = ${row.kind} and record_id = ${row.recordId} and status <> 'DONE'`,
       );
@@ -320,7 +331,7 @@ export class ProvisioningService {
 
   /** Retries exhausted (or a StepFailedError): the step FAILED, the record INITIALIZATION_FAILED. */
   async #fail(em: EntityManager, stepId: string, reason: string): Promise<void> {
-    await writeTransaction(em, async (tx) => {
+    await db.writeTransaction(em, async (tx) => {
       const row = await this.#load(tx, stepId);
       if (!row || row.status === 'DONE' || row.status === 'FAILED') return;
       const kind = this.#kind(row.kind);
@@ -336,7 +347,7 @@ export class ProvisioningService {
 
   /** Locks the record row for the rest of the transaction (steps of one record settle one at a time). */
   async #lockRecord(em: EntityManager, kind: ProvisionedKind, id: string): Promise<string | undefined> {
-    const row = await queryOne<{ status: string }>(em, sql`select status from ${raw(kind.table)} where id = ${id} for update`);
+    const row = await db.queryOne<{ status: string }>(em, sql`select status from ${raw(kind.table)} where id = ${id} for update`);
     return row?.status;
   }
 
@@ -391,7 +402,7 @@ export function retryInitializationWrite<R extends TSchema>(opts: RetryWriteOpti
       `INITIALIZATION_FAILED. Any other status is a 400. Contributors only.`,
     path: `${opts.base}/:id/retry-initialization`,
     tags: opts.tags,
-    params: IdParams,
+    params: schemas.IdParams,
     status: 200,
     errors: [403],
     response: opts.response,

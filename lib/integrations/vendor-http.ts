@@ -4,7 +4,7 @@
  * error type that says whether the vendor answered (status) or could not be reached at all.
  */
 import net from 'node:net';
-import { BadRequestError, HttpError, ValidationError, type OperationContext } from '../../core/public.ts';
+import { errors, type OperationContext } from '../../core/public.ts';
 import { provisioning, StepFailedError } from './provisioning.ts';
 
 /** Where the service may send requests: `LABDATA_VENDOR_ALLOW_LINK_LOCAL` lifts the link-local and metadata ban. */
@@ -201,7 +201,7 @@ export async function askVendor<T>(call: () => Promise<T>): Promise<{ answered: 
   } catch (err) {
     if (!(err instanceof VendorError)) throw err;
     if (err.transient) return { answered: false, reason: err.message };
-    throw new BadRequestError(`${err.message} (check the integration's settings and credentials)`);
+    throw new errors.BadRequestError(`${err.message} (check the integration's settings and credentials)`);
   }
 }
 
@@ -215,7 +215,7 @@ export async function vendorStep<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {
-    if ((err instanceof VendorError && !err.transient) || (err instanceof HttpError && err.statusCode < 500)) throw new StepFailedError(err.message);
+    if ((err instanceof VendorError && !err.transient) || (err instanceof errors.HttpError && err.statusCode < 500)) throw new StepFailedError(err.message);
     throw err;
   }
 }
@@ -251,7 +251,7 @@ export function vendorEndpoint(
   const { settings, credentials } = integration;
   const value = credentials?.[secret];
   if (typeof settings.baseUrl !== 'string' || !settings.baseUrl || typeof value !== 'string') {
-    throw new BadRequestError(`integration ${integration.id} is not configured for ${vendor}: it needs settings.baseUrl and credentials.${secret}`);
+    throw new errors.BadRequestError(`integration ${integration.id} is not configured for ${vendor}: it needs settings.baseUrl and credentials.${secret}`);
   }
   const timeout = purpose === 'check' ? settings.checkTimeoutMs : settings.timeoutMs;
   return { baseUrl: settings.baseUrl, timeoutMs: typeof timeout === 'number' && timeout > 0 ? timeout : DEFAULT_TIMEOUTS[purpose], secret: value };
@@ -277,7 +277,7 @@ export interface ExistingLink {
  */
 export async function linkExisting(ctx: OperationContext, target: { kind: string; id: string }, link: ExistingLink): Promise<boolean> {
   const check = await askVendor(link.exists);
-  if (check.answered && !check.value) throw new ValidationError([{ field: link.field, message: link.missing }]);
+  if (check.answered && !check.value) throw new errors.ValidationError([{ field: link.field, message: link.missing }]);
   if (!check.answered) await provisioning(ctx.services).add(ctx, target, { step: link.verifyStep, payload: { reason: check.reason } });
   return check.answered;
 }

@@ -1,4 +1,13 @@
-import { Type, raw, sql, StringEnum, Uuid, type KernelServices, type OperationContext, type Sql, type TObject } from '../../core/public.ts';
+import {
+  type KernelServices,
+  type OperationContext,
+  raw,
+  schemas,
+  type Sql,
+  sql,
+  type TObject,
+  Type,
+} from '../../core/public.ts';
 import { parentKinds, type ParentAccess, type ParentKind } from './parents.ts';
 
 /**
@@ -12,8 +21,8 @@ export const parentParam = (parent: ParentKind) => `${parent.kind}Id`;
 
 /** Path parameters `{ <kind>Id }`, plus the child's id parameter when given. */
 export function parentParams(parent: ParentKind, childParam?: string): TObject {
-  const props: Record<string, ReturnType<typeof Uuid>> = { [parentParam(parent)]: Uuid() };
-  if (childParam) props[childParam] = Uuid();
+  const props: Record<string, ReturnType<typeof schemas.Uuid>> = { [parentParam(parent)]: schemas.Uuid() };
+  if (childParam) props[childParam] = schemas.Uuid();
   return Type.Object(props);
 }
 
@@ -55,8 +64,8 @@ export const parentType = (kind: string) => kind.toUpperCase();
 export function parentProperties(services: KernelServices) {
   const kinds = parentKinds(services).all().map((p) => p.kind);
   return {
-    parentType: StringEnum(kinds.map(parentType), { description: 'Kind of record this is attached to' }),
-    parentId: Uuid({ description: `Id of the ${alternatives(kinds)} this is attached to` }),
+    parentType: schemas.StringEnum(kinds.map(parentType), { description: 'Kind of record this is attached to' }),
+    parentId: schemas.Uuid({ description: `Id of the ${alternatives(kinds)} this is attached to` }),
   };
 }
 

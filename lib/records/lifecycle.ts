@@ -1,21 +1,16 @@
 import {
+  db,
   defineWrite,
-  BadRequestError,
-  VersionConflictError,
-  p,
-  IdParams,
-  StringEnum,
-  Timestamp,
-  Uuid,
-  isoDate,
-  raw,
-  withArticle,
-  creationTime,
-  Type,
+  errors,
   type OperationContext,
+  p,
+  raw,
+  schemas,
   type Sql,
   type Static,
   type TSchema,
+  Type,
+  withArticle,
 } from '../../core/public.ts';
 
 /**
@@ -39,7 +34,7 @@ export const LIFECYCLE_TRANSITIONS: Record<LifecycleStatus, LifecycleStatus[]> =
   INITIALIZATION_FAILED: ['DEACTIVATED'],
 };
 
-export const StatusBody = Type.Object({ status: StringEnum(LIFECYCLE_STATUSES) });
+export const StatusBody = Type.Object({ status: schemas.StringEnum(LIFECYCLE_STATUSES) });
 export const ArchiveQuery = Type.Object({
   archived: Type.Optional(Type.Boolean({ default: true, description: 'true archives, false unarchives' })),
 });
@@ -58,7 +53,7 @@ export function transition<S extends string = LifecycleStatus>(
   const from = record.status as S;
   if (from === target) return undefined;
   if (!transitions[from]?.includes(target)) {
-    throw new BadRequestError(`${/^[aeiou]/i.test(kind) ? 'An' : 'A'} ${kind} cannot change status from ${from} to ${target}`);
+    throw new errors.BadRequestError(`${/^[aeiou]/i.test(kind) ? 'An' : 'A'} ${kind} cannot change status from ${from} to ${target}`);
   }
   record.status = target;
   return from;
@@ -77,11 +72,11 @@ export function mergeUpdate<E extends { version: number }>(
   readOnly: Record<string, string>,
 ): string[] {
   if (body.version !== undefined && body.version !== entity.version) {
-    throw new VersionConflictError(`The ${kind} was changed by another request (version ${entity.version}, not ${String(body.version)})`);
+    throw new errors.VersionConflictError(`The ${kind} was changed by another request (version ${entity.version}, not ${String(body.version)})`);
   }
   for (const [field, operation] of Object.entries(readOnly)) {
     const current = (entity as Record<string, unknown>)[field];
-    if (body[field] !== undefined && body[field] !== current) throw new BadRequestError(`${field} is changed only through ${operation}`);
+    if (body[field] !== undefined && body[field] !== current) throw new errors.BadRequestError(`${field} is changed only through ${operation}`);
   }
   const changed: string[] = [];
   for (const field of editable) {
@@ -114,7 +109,7 @@ export function statusWrite<R extends TSchema>(opts: LifecycleWriteOptions<R>, r
     description: `Change the status of ${withArticle(opts.kind)} (allowed transitions: see the README). Contributors only.`,
     path: `${opts.base}/:id/status`,
     tags: opts.tags,
-    params: IdParams,
+    params: schemas.IdParams,
     body: StatusBody,
     status: 200,
     errors: [403],
@@ -131,7 +126,7 @@ export function archiveWrite<R extends TSchema>(opts: LifecycleWriteOptions<R>, 
     description: `Archive (\`archived=true\`, the default) or unarchive ${withArticle(opts.kind)}. Contributors only.`,
     path: `${opts.base}/:id/archive`,
     tags: opts.tags,
-    params: IdParams,
+    params: schemas.IdParams,
     query: ArchiveQuery,
     status: 200,
     errors: [403],
@@ -146,8 +141,8 @@ export function lifecycleEntityProperties() {
     status: p.string(),
     archived: p.boolean(),
     createdById: p.uuid(),
-    createdAt: p.datetime().onCreate(creationTime),
-    updatedAt: p.datetime().onCreate(creationTime).onUpdate(() => new Date()),
+    createdAt: p.datetime().onCreate(db.creationTime),
+    updatedAt: p.datetime().onCreate(db.creationTime).onUpdate(() => new Date()),
     version: p.integer().version(),
   };
 }
@@ -155,11 +150,11 @@ export function lifecycleEntityProperties() {
 /** Response properties every lifecycle record has. */
 export function lifecycleProperties(kind: string) {
   return {
-    status: StringEnum(LIFECYCLE_STATUSES, { description: 'Changed only through the status operation' }),
+    status: schemas.StringEnum(LIFECYCLE_STATUSES, { description: 'Changed only through the status operation' }),
     archived: Type.Boolean({ description: 'Set through the archive operation' }),
-    createdById: Uuid({ description: `Organization user who created the ${kind}` }),
-    createdAt: Timestamp(),
-    updatedAt: Timestamp(),
+    createdById: schemas.Uuid({ description: `Organization user who created the ${kind}` }),
+    createdAt: schemas.Timestamp(),
+    updatedAt: schemas.Timestamp(),
     version: Type.Integer({ description: 'Optimistic-lock version; send it back on update to detect concurrent changes' }),
   };
 }
@@ -185,8 +180,8 @@ export function lifecycleDto(r: LifecycleShape) {
     status: r.status as LifecycleStatus,
     archived: r.archived,
     createdById: r.createdById,
-    createdAt: isoDate(r.createdAt)!,
-    updatedAt: isoDate(r.updatedAt)!,
+    createdAt: db.isoDate(r.createdAt)!,
+    updatedAt: db.isoDate(r.updatedAt)!,
     version: r.version,
   };
 }

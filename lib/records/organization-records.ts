@@ -1,25 +1,23 @@
 import crypto from 'node:crypto';
 import { UniqueConstraintViolationException, type EntitySchema } from '@mikro-orm/core';
 import {
+  db,
   defineRead,
   defineWrite,
-  ConflictError,
-  NotFoundError,
+  errors,
   fetchPage,
-  queryOne,
-  raw,
-  sql,
-  IdParams,
-  withArticle,
   type OperationContext,
-  type ReadDefinition,
-  type WriteDefinition,
   type PageRequest,
+  raw,
+  type ReadDefinition,
+  schemas,
   type SortSpec,
   type Sql,
+  sql,
   type TObject,
   type TSchema,
-  writeTransaction,
+  withArticle,
+  type WriteDefinition,
 } from '../../core/public.ts';
 import { mergeUpdate } from './lifecycle.ts';
 
@@ -70,11 +68,11 @@ export class OrganizationRecords<E extends { id: string }, Dto> {
   }
 
   async get(ctx: OperationContext, id: string): Promise<Dto> {
-    const row = await queryOne<E>(
+    const row = await db.queryOne<E>(
       ctx.em,
       sql`select ${this.spec.columns} from ${raw(this.spec.table)} r where r.id = ${id} and r.organization_id = ${ctx.actor.organizationId}`,
     );
-    if (!row) throw new NotFoundError(this.#kind, id);
+    if (!row) throw new errors.NotFoundError(this.#kind, id);
     return this.spec.toDto(row);
   }
 
@@ -119,7 +117,7 @@ export class OrganizationRecords<E extends { id: string }, Dto> {
 
   async #find(em: OperationContext['em'], ctx: OperationContext, id: string): Promise<E> {
     const r = await em.findOne(this.spec.entity, { id, organizationId: ctx.actor.organizationId });
-    if (!r) throw new NotFoundError(this.#kind, id);
+    if (!r) throw new errors.NotFoundError(this.#kind, id);
     return r as E;
   }
 
@@ -127,10 +125,10 @@ export class OrganizationRecords<E extends { id: string }, Dto> {
   async #write(ctx: OperationContext, work: (em: OperationContext['em']) => Promise<E>): Promise<E> {
     let record: E | undefined;
     try {
-      return await writeTransaction(ctx.em, async (em) => (record = await work(em)));
+      return await db.writeTransaction(ctx.em, async (em) => (record = await work(em)));
     } catch (error) {
       if (error instanceof UniqueConstraintViolationException && record && this.spec.duplicate) {
-        throw new ConflictError(this.spec.duplicate(record));
+        throw new errors.ConflictError(this.spec.duplicate(record));
       }
       throw error;
     }
@@ -154,7 +152,7 @@ export class OrganizationRecords<E extends { id: string }, Dto> {
         description: `Get one ${noun} of the caller's organization by id.`,
         path: `/${plural}/:id`,
         tags: opts.tags,
-        params: IdParams,
+        params: schemas.IdParams,
         response: opts.response,
         run: (c, { id }) => this.get(c, id) as never,
       }),
@@ -185,7 +183,7 @@ export class OrganizationRecords<E extends { id: string }, Dto> {
       description: `Update ${withArticle(this.spec.noun)} (omitted fields keep their value). Any user of the organization.`,
       path: `/${this.spec.plural}/:id`,
       tags: opts.tags,
-      params: IdParams,
+      params: schemas.IdParams,
       body: opts.body,
       status: 200,
       errors: this.spec.duplicate ? [409] : [],
@@ -202,7 +200,7 @@ export class OrganizationRecords<E extends { id: string }, Dto> {
       description: `Delete ${withArticle(this.spec.noun)}. Any user of the organization.`,
       path: `/${this.spec.plural}/:id`,
       tags: opts.tags,
-      params: IdParams,
+      params: schemas.IdParams,
       status: 204,
       run: (c, { params }) => this.delete(c, params.id),
     });

@@ -1,4 +1,4 @@
-import { join, raw, sql, type ActivityScope, type KernelServices, type OperationContext, type Sql } from '../../core/public.ts';
+import { type ActivityScope, db, type KernelServices, type OperationContext, raw, type Sql, sql } from '../../core/public.ts';
 
 /**
  * Where a record attached to a parent (note, task, link, folder ...) sits, as the actor sees it:
@@ -59,7 +59,7 @@ export class ParentRegistry {
   visibleCondition(ctx: OperationContext, kindColumn: Sql, idColumn: Sql): Sql {
     const cases = this.all().map((k) => sql`when ${k.kind} then ${k.visible(ctx, idColumn)}`);
     if (cases.length === 0) return raw('false');
-    return sql`(case ${kindColumn} ${join(cases, ' ')} else false end)`;
+    return sql`(case ${kindColumn} ${db.join(cases, ' ')} else false end)`;
   }
 
   freeze(): void {

@@ -1,4 +1,14 @@
-import { Type, ValidationError, join, query, raw, sql, type EntityManager, type OperationContext, type Sql, type TSchema } from '../../core/public.ts';
+import {
+  db,
+  type EntityManager,
+  errors,
+  type OperationContext,
+  raw,
+  type Sql,
+  sql,
+  type TSchema,
+  Type,
+} from '../../core/public.ts';
 
 /** A request field contributed to another plugin's record (e.g. an integration's link field). */
 export interface RecordField<R> {
@@ -120,13 +130,13 @@ export class RecordExtensions<R extends { id: string }> {
   /** 400 for a documented field whose plugin is not enabled in this deployment. */
   rejectUnavailable(body: unknown): void {
     if (!body || typeof body !== 'object') return;
-    const errors = Object.keys(body)
+    const problems = Object.keys(body)
       .filter((name) => name in this.#reserved && !this.#fields.has(name))
       .map((name) => ({
         field: name,
         message: `is not supported in this deployment: the ${this.#reserved[name]} plugin is not enabled`,
       }));
-    if (errors.length) throw new ValidationError(errors);
+    if (problems.length) throw new errors.ValidationError(problems);
   }
 
   /** Saves the contributed fields present in the body; returns their names (for activity data). */
@@ -161,7 +171,7 @@ export class RecordExtensions<R extends { id: string }> {
    */
   outputColumns(id: Sql): Sql {
     if (this.#outputs.size === 0) return raw('');
-    return sql`, ${join([...this.#outputs.values()].map((o) => sql`${o.select(id)} as ${raw(outputColumn(o.name))}`))}`;
+    return sql`, ${db.join([...this.#outputs.values()].map((o) => sql`${o.select(id)} as ${raw(outputColumn(o.name))}`))}`;
   }
 
   /**
@@ -172,7 +182,7 @@ export class RecordExtensions<R extends { id: string }> {
     if (this.#outputs.size === 0 || dtos.length === 0) return dtos;
     const source: readonly Record<string, unknown>[] =
       (rows as readonly Record<string, unknown>[] | undefined) ??
-      (await query<Record<string, unknown>>(
+      (await db.query<Record<string, unknown>>(
         em,
         sql`select r.id ${this.outputColumns(raw('r.id'))} from unnest(array[${dtos.map((d) => d.id)}]::uuid[]) with ordinality r (id, n) order by r.n`,
       ));

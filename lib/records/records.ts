@@ -1,28 +1,21 @@
 import crypto from 'node:crypto';
 import type { EntitySchema } from '@mikro-orm/core';
 import {
-  NotFoundError,
-  fetchPage,
-  join,
-  lockChildren,
-  lockLocated,
-  query,
-  queryOne,
-  raw,
-  recordTotal,
-  sql,
-  writeTransaction,
   type ActivityScope,
   type Actor,
+  counters,
+  db,
   type EntityManager,
+  errors,
+  fetchPage,
   type KernelServices,
-  type LockTable,
   type OperationContext,
   type PageRequest,
   type PageResult,
-  type RowLock,
+  raw,
   type SetupContext,
   type Sql,
+  sql,
   type WriteDefinition,
 } from '../../core/public.ts';
 import { mergeUpdate, transition, type LifecycleShape, type LifecycleStatus } from './lifecycle.ts';
@@ -75,7 +68,7 @@ export interface LifecycleRecordDeclaration<E extends LifecycleEntity, Row exten
   columns: Sql;
   access(services: KernelServices, actor: Actor, alias: string): RecordAccess;
   /** The row locks that pin a record where it is now: its ancestors shared, itself in `mode`. */
-  locks(ctx: OperationContext, id: string, mode: RowLock['mode']): Promise<RowLock[]>;
+  locks(ctx: OperationContext, id: string, mode: db.RowLock['mode']): Promise<db.RowLock[]>;
   /** SQL: how many records the actor may view (the whole list, without a parent filter). */
   total(actor: Actor): Sql;
   toDto(record: E | Row, scope: ActivityScope): Dto;
@@ -172,7 +165,7 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
     const field = this.d.parent?.field;
     const { items: rows, total } = parentId && parent && field
       ? await listUnder<Row>(ctx, { access: (c, id) => parent.access(c, id), visible: (c, id) => parent.visibleCondition(c, id) }, parentId, (guard) =>
-          read(sql`${guard.where} and ${raw(`${this.d.alias}.${column(field)}`)} = ${parentId}`, guard.total(recordTotal(sql`${parentId}`, this.d.kind))))
+          read(sql`${guard.where} and ${raw(`${this.d.alias}.${column(field)}`)} = ${parentId}`, guard.total(counters.recordTotal(sql`${parentId}`, this.d.kind))))
       : await read(raw('true'), this.d.total(ctx.actor));
     return { items: await this.#dtos(ctx, rows), total };
   }
@@ -181,7 +174,7 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
   async visible(ctx: OperationContext, where: Sql): Promise<Dto[]> {
     const { from, visible } = this.#from(ctx);
     const a = this.d.alias;
-    const rows = await query<Row>(ctx.em, sql`select ${this.#columns} ${from} where ${visible} and ${where} order by ${raw(`${a}.created_at desc, ${a}.id`)}`);
+    const rows = await db.query<Row>(ctx.em, sql`select ${this.#columns} ${from} where ${visible} and ${where} order by ${raw(`${a}.created_at desc, ${a}.id`)}`);
     return this.#dtos(ctx, rows);
   }
 
@@ -196,11 +189,11 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
    */
   async #find(ctx: OperationContext, id: string, lean = false): Promise<Row & { canContribute: boolean }> {
     const { from, visible, contributable } = this.#from(ctx);
-    const row = await queryOne<Row & { canContribute: boolean }>(
+    const row = await db.queryOne<Row & { canContribute: boolean }>(
       ctx.em,
       sql`select ${lean ? this.d.columns : this.#columns}, ${contributable} as "canContribute" ${from} where ${raw(this.d.alias)}.id = ${id} and ${visible}`,
     );
-    if (!row) throw new NotFoundError(this.d.label, id);
+    if (!row) throw new errors.NotFoundError(this.d.label, id);
     return row;
   }
 
@@ -217,7 +210,7 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
    */
   async #forWrite(ctx: OperationContext, id: string, targetParentId?: string): Promise<{ entity: E; scope: ActivityScope }> {
     const parent = this.#parent;
-    await lockLocated(ctx.em, ctx.actor.organizationId, async () => [
+    await db.lockLocated(ctx.em, ctx.actor.organizationId, async () => [
       ...(await this.d.locks(ctx, id, 'update')),
       ...(targetParentId && parent ? await parent.d.locks(ctx, targetParentId, 'share') : []),
     ]);
@@ -229,7 +222,7 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
 
   /** One write of one record: its transaction, the locked entity, the response after the commit. */
   async #write(ctx: OperationContext, id: string, work: (tx: OperationContext, entity: E, scope: ActivityScope) => Promise<ActivityScope | void>, target?: string): Promise<Dto> {
-    const { entity, scope } = await writeTransaction(ctx.em, async (em) => {
+    const { entity, scope } = await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const found = await this.#forWrite(tx, id, target);
       return { entity: found.entity, scope: (await work(tx, found.entity, found.scope)) ?? found.scope };
@@ -249,13 +242,13 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
   async create(ctx: OperationContext, input: Record<string, unknown>): Promise<Dto> {
     const body = this.d.prepare ? this.d.prepare(input) : input;
     const parent = this.#parent;
-    const { entity, scope } = await writeTransaction(ctx.em, async (em) => {
+    const { entity, scope } = await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       let access: ParentAccess | undefined;
       if (parent && this.d.parent) {
         const parentId = String(body[this.d.parent.field]);
         // The parent must not be deleted or moved between this check and the commit.
-        await lockLocated(em, ctx.actor.organizationId, () => parent.d.locks(tx, parentId, 'share'));
+        await db.lockLocated(em, ctx.actor.organizationId, () => parent.d.locks(tx, parentId, 'share'));
         access = await parent.access(tx, parentId);
         ctx.services.permissions.assertContributor(access);
       }
@@ -325,7 +318,7 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
         const to = this.scope(id, target);
         // Its history goes with it: judged where it is now, not where it was.
         const moved = this.ancestors.map((f) => sql`${raw(column(f))} = ${(to as unknown as Record<string, unknown>)[f] as string}`);
-        await query(tx.em, sql`update activity set ${join(moved)}
+        await db.query(tx.em, sql`update activity set ${db.join(moved)}
           where ${raw(column(idField(this.d.kind)))} = ${id} and organization_id = ${tx.actor.organizationId} and event_type <> ${`${this.d.kind}.moved`}`);
         const fromId = (from as unknown as Record<string, string>)[field];
         const data = { [`from${upperFirst(field)}`]: fromId, [`to${upperFirst(field)}`]: targetId };
@@ -338,7 +331,7 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
   }
 
   async delete(ctx: OperationContext, id: string): Promise<void> {
-    await writeTransaction(ctx.em, async (em) => {
+    await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const { entity, scope } = await this.#forWrite(tx, id);
       // Children first (attachments, child records ...), in the same transaction.
@@ -353,10 +346,10 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
   async deleteOfParents(ctx: OperationContext, parentIds: string[]): Promise<void> {
     const { alias, table, parent } = this.d;
     // The parents are locked: lock their records as they are now (one moved away is not taken along).
-    const ids = await lockChildren(ctx.em, ctx.actor.organizationId, table as LockTable, sql`${raw(column(parent!.field))} in (${parentIds})`);
+    const ids = await db.lockChildren(ctx.em, ctx.actor.organizationId, table as db.LockTable, sql`${raw(column(parent!.field))} in (${parentIds})`);
     if (!ids.length) return;
     const { from } = this.#from(ctx);
-    const rows = await query<E & Row>(ctx.em, sql`select ${this.d.columns} ${from} where ${raw(alias)}.id in (${ids})`);
+    const rows = await db.query<E & Row>(ctx.em, sql`select ${this.d.columns} ${from} where ${raw(alias)}.id in (${ids})`);
     await this.extensions.runBeforeDelete(ctx, rows.map((r) => this.#record(r, this.scope(r.id, r))));
     await ctx.em.nativeDelete(this.d.entity, { id: { $in: ids } });
   }
@@ -375,7 +368,7 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
   async locate(em: EntityManager, id: string): Promise<ActivityScope | undefined> {
     const parent = this.#parent;
     const up = parent ? raw(column(this.d.parent!.field)) : raw('null');
-    const row = await queryOne<{ parentId: string | null }>(em, sql`select ${up} as "parentId" from ${raw(this.d.table)} where id = ${id}::uuid`);
+    const row = await db.queryOne<{ parentId: string | null }>(em, sql`select ${up} as "parentId" from ${raw(this.d.table)} where id = ${id}::uuid`);
     if (!row) return undefined;
     if (!parent) return this.scope(id, {});
     const ancestors = await parent.locate(em, row.parentId!);

@@ -1,5 +1,5 @@
 import { listUnder, parentKinds } from '../../lib/records/index.ts';
-import { definePlugin, defineRead, IdParams, Type, Uuid } from '../../core/public.ts';
+import { definePlugin, defineRead, schemas, Type } from '../../core/public.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
 import { ActivitySchema, CategoryQuery } from './schemas.ts';
@@ -41,7 +41,7 @@ export default definePlugin({
         description: 'Get one activity record by id.',
         path: '/activity/:id',
         tags,
-        params: IdParams,
+        params: schemas.IdParams,
         response: ActivitySchema,
         run: (c, { id }) => getActivity(c, id),
       }),
@@ -55,7 +55,7 @@ export default definePlugin({
           description: `List the activity of one ${parent.kind}, newest first.`,
           path: `/${parent.segment}/:id/activity`,
           tags,
-          params: IdParams,
+          params: schemas.IdParams,
           query: CategoryQuery,
           response: ActivitySchema,
           paged,
@@ -72,7 +72,7 @@ export default definePlugin({
         description: 'List the activity performed by one organization user, newest first.',
         path: '/organization-users/:id/activity',
         tags,
-        params: Type.Object({ id: Uuid({ description: 'Organization user id' }) }),
+        params: Type.Object({ id: schemas.Uuid({ description: 'Organization user id' }) }),
         query: CategoryQuery,
         response: ActivitySchema,
         paged,

@@ -1,4 +1,4 @@
-import type { MigrationDefinition } from '../../core/public.ts';
+import type { db } from '../../core/public.ts';
 
 /** None: `activity` is a kernel table (every plugin writes it through `services.activity`). */
-export const migrations: MigrationDefinition[] = [];
+export const migrations: db.MigrationDefinition[] = [];

@@ -1,18 +1,18 @@
-import { ACTIVITY_CATEGORIES, Nullable, OrganizationUserSchema, StringEnum, Timestamp, Type, Uuid } from '../../core/public.ts';
+import { ACTIVITY_CATEGORIES, schemas, tables, Type } from '../../core/public.ts';
 
 /** The spec's activity record, plus its category. */
 export const ActivitySchema = Type.Object({
-  id: Uuid(),
+  id: schemas.Uuid(),
   eventType: Type.String({ description: 'Dotted name, e.g. study.status_changed' }),
-  category: StringEnum(ACTIVITY_CATEGORIES),
+  category: schemas.StringEnum(ACTIVITY_CATEGORIES),
   data: Type.Record(Type.String(), Type.Unknown(), { description: 'Shape depends on eventType (see the README)' }),
-  date: Timestamp(),
-  organizationId: Uuid(),
-  projectId: Nullable(Uuid()),
-  studyId: Nullable(Uuid()),
-  assayId: Nullable(Uuid()),
-  organizationUserId: Uuid({ description: 'Acting organization user' }),
-  user: OrganizationUserSchema,
+  date: schemas.Timestamp(),
+  organizationId: schemas.Uuid(),
+  projectId: schemas.Nullable(schemas.Uuid()),
+  studyId: schemas.Nullable(schemas.Uuid()),
+  assayId: schemas.Nullable(schemas.Uuid()),
+  organizationUserId: schemas.Uuid({ description: 'Acting organization user' }),
+  user: tables.OrganizationUserSchema,
 });
 
 export const CategoryQuery = Type.Object({

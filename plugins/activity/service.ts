@@ -1,30 +1,24 @@
 import {
   ACTIVITY_CATEGORIES,
-  classTotal,
-  OPEN_CLASSES,
-  recordTotal,
-  fetchPage,
-  isoDate,
-  NotFoundError,
-  organizationUserColumns,
-  queryOne,
-  raw,
-  sql,
-  toOrganizationUserDto,
-  ValidationError,
   type ActivityCategory,
+  counters,
+  db,
+  errors,
+  fetchPage,
   type OperationContext,
-  type OrganizationUserRow,
   type PageRequest,
+  raw,
   type Sql,
+  sql,
+  tables,
 } from '../../core/public.ts';
 import { projectVisibleTo, visibleChildTotal } from '../projects/extensions.ts';
 
 const columns = sql`a.id, a.event_type, a.category, a.data, a.date, a.organization_id, a.project_id, a.study_id, a.assay_id,
-  a.organization_user_id, ${organizationUserColumns}`;
+  a.organization_user_id, ${tables.organizationUserColumns}`;
 const joins = raw('join organization_user ou on ou.id = a.organization_user_id join app_user u on u.id = ou.user_id');
 
-interface ActivityRow extends OrganizationUserRow {
+interface ActivityRow extends tables.OrganizationUserRow {
   id: string;
   event_type: string;
   category: ActivityCategory;
@@ -43,13 +37,13 @@ function toDto(r: ActivityRow) {
     eventType: r.event_type,
     category: r.category,
     data: r.data,
-    date: isoDate(r.date)!,
+    date: db.isoDate(r.date)!,
     organizationId: r.organization_id,
     projectId: r.project_id,
     studyId: r.study_id,
     assayId: r.assay_id,
     organizationUserId: r.organization_user_id,
-    user: toOrganizationUserDto(r),
+    user: tables.toOrganizationUserDto(r),
   };
 }
 
@@ -61,7 +55,7 @@ export function parseCategories(values: string[] | undefined): ActivityCategory[
   const list = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
   const unknown = list.filter((v) => !(ACTIVITY_CATEGORIES as readonly string[]).includes(v));
   if (unknown.length) {
-    throw new ValidationError([{ field: 'category', message: `unknown category "${unknown[0]}"; one of ${ACTIVITY_CATEGORIES.join(', ')}` }]);
+    throw new errors.ValidationError([{ field: 'category', message: `unknown category "${unknown[0]}"; one of ${ACTIVITY_CATEGORIES.join(', ')}` }]);
   }
   return list.length ? [...new Set(list)] as ActivityCategory[] : undefined;
 }
@@ -108,21 +102,21 @@ export async function listActivity(ctx: OperationContext, filter: FeedFilter, pa
     : filter.projectId ? { column: 'project_id', id: filter.projectId } : undefined;
   if (record) {
     scope = sql`a.organization_id = ${actor.organizationId} and a.${raw(record.column)} = ${record.id}`;
-    total = recordTotal(sql`${record.id}`, 'activity', cats);
+    total = counters.recordTotal(sql`${record.id}`, 'activity', cats);
   } else if (filter.organizationUserId) {
     const target = filter.organizationUserId;
     scope = sql`${visible(ctx)} and a.organization_user_id = ${target}`;
     total = actor.isAdmin
-      ? classTotal(actor.organizationId, 'activity', { actorId: target, categories: cats })
-      : sql`(${classTotal(actor.organizationId, 'activity', { actorId: target, categories: cats, classes: target === actor.organizationUserId ? [...OPEN_CLASSES, 'NONE'] : OPEN_CLASSES })}
+      ? counters.classTotal(actor.organizationId, 'activity', { actorId: target, categories: cats })
+      : sql`(${counters.classTotal(actor.organizationId, 'activity', { actorId: target, categories: cats, classes: target === actor.organizationUserId ? [...counters.OPEN_CLASSES, 'NONE'] : counters.OPEN_CLASSES })}
           + (select count(*) from activity pa where pa.organization_user_id = ${target}
               and pa.project_id in (${services.permissions.privateProjects(actor)})${cats ? sql` and pa.category in (${cats})` : raw('')}))`;
   } else {
     scope = visible(ctx);
     total = actor.isAdmin
-      ? classTotal(actor.organizationId, 'activity', { categories: cats })
+      ? counters.classTotal(actor.organizationId, 'activity', { categories: cats })
       : sql`(${visibleChildTotal(actor, 'activity', cats)}
-          + ${classTotal(actor.organizationId, 'activity', { classes: ['NONE'], categories: cats, actorId: actor.organizationUserId })})`;
+          + ${counters.classTotal(actor.organizationId, 'activity', { classes: ['NONE'], categories: cats, actorId: actor.organizationUserId })})`;
   }
   if (cats) scope = sql`${scope} and a.category in (${cats})`;
   let where = scope;
@@ -143,16 +137,16 @@ export async function listActivity(ctx: OperationContext, filter: FeedFilter, pa
 }
 
 export async function getActivity(ctx: OperationContext, id: string) {
-  const row = await queryOne<ActivityRow>(
+  const row = await db.queryOne<ActivityRow>(
     ctx.em,
     sql`select ${columns} from activity a ${joins} where a.id = ${id} and ${visible(ctx)} and ${ctx.services.activity.referencesVisible(ctx, 'a')}`,
   );
-  if (!row) throw new NotFoundError('Activity', id);
+  if (!row) throw new errors.NotFoundError('Activity', id);
   return toDto(row);
 }
 
 /** 404 unless the organization user belongs to the caller's organization. */
 export async function assertOrganizationUser(ctx: OperationContext, id: string): Promise<void> {
-  const row = await queryOne(ctx.em, sql`select 1 from organization_user where id = ${id} and organization_id = ${ctx.actor.organizationId}`);
-  if (!row) throw new NotFoundError('OrganizationUser', id);
+  const row = await db.queryOne(ctx.em, sql`select 1 from organization_user where id = ${id} and organization_id = ${ctx.actor.organizationId}`);
+  if (!row) throw new errors.NotFoundError('OrganizationUser', id);
 }

@@ -1,4 +1,4 @@
-import { BootstrapError, HttpError, validateInput, ValidationError, type BootstrapSection } from '../../core/public.ts';
+import { type BootstrapSection, errors, schemas } from '../../core/public.ts';
 import { CreateBody } from './schemas.ts';
 import { insertAssayType } from './service.ts';
 
@@ -13,11 +13,11 @@ export const assayTypesSection: BootstrapSection = async (ctx, items) => {
     const where = ctx.label('assayTypes', item, i);
     const organizationId = await ctx.organization(item.organization, where);
     const { ref: _ref, organization: _organization, ...body } = item;
-    const errors = validateInput(CreateBody, body);
-    if (errors.length) throw new BootstrapError(`${where}: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`);
+    const problems = schemas.validateInput(CreateBody, body);
+    if (problems.length) throw new errors.BootstrapError(`${where}: ${problems.map((e) => `${e.field} ${e.message}`).join('; ')}`);
     const type = await insertAssayType(ctx.em, organizationId, null, body as CreateBody).catch((e: unknown) => {
-      if (e instanceof ValidationError && e.errors.length) throw new BootstrapError(`${where}: ${e.errors.map((f) => `${f.field} ${f.message}`).join('; ')}`);
-      if (e instanceof HttpError) throw new BootstrapError(`${where}: ${e.message}`);
+      if (e instanceof errors.ValidationError && e.errors.length) throw new errors.BootstrapError(`${where}: ${e.errors.map((f) => `${f.field} ${f.message}`).join('; ')}`);
+      if (e instanceof errors.HttpError) throw new errors.BootstrapError(`${where}: ${e.message}`);
       throw e;
     });
     if (typeof item.ref === 'string') out[item.ref] = { id: type.id };

@@ -1,4 +1,4 @@
-import { ValidationError, type FieldError } from '../../core/public.ts';
+import { errors } from '../../core/public.ts';
 import type { AssayFieldDefinition, StandardTask } from './extensions.ts';
 import type { FieldInput, TaskInput } from './schemas.ts';
 
@@ -8,19 +8,19 @@ import type { FieldInput, TaskInput } from './schemas.ts';
  * property present, tasks sorted by `order` (a task without one takes its index).
  */
 export function normalizeFields(input: FieldInput[]): AssayFieldDefinition[] {
-  const errors: FieldError[] = [];
+  const problems: errors.FieldError[] = [];
   const seen = new Map<string, number>();
   input.forEach((f, i) => {
     const key = f.name.toLowerCase();
     const first = seen.get(key);
-    if (first !== undefined) errors.push({ field: `fields.${i}.name`, message: `repeats the name of fields.${first} ("${f.name}")` });
+    if (first !== undefined) problems.push({ field: `fields.${i}.name`, message: `repeats the name of fields.${first} ("${f.name}")` });
     else seen.set(key, i);
-    if (f.type === 'CHOICE' && !f.options) errors.push({ field: `fields.${i}.options`, message: 'is required for a CHOICE field' });
-    if (f.type !== 'CHOICE' && f.options) errors.push({ field: `fields.${i}.options`, message: 'is allowed only on a CHOICE field' });
+    if (f.type === 'CHOICE' && !f.options) problems.push({ field: `fields.${i}.options`, message: 'is required for a CHOICE field' });
+    if (f.type !== 'CHOICE' && f.options) problems.push({ field: `fields.${i}.options`, message: 'is allowed only on a CHOICE field' });
     const repeated = f.options?.find((o, j) => f.options!.indexOf(o) !== j);
-    if (repeated !== undefined) errors.push({ field: `fields.${i}.options`, message: `repeats "${repeated}"` });
+    if (repeated !== undefined) problems.push({ field: `fields.${i}.options`, message: `repeats "${repeated}"` });
   });
-  if (errors.length) throw new ValidationError(errors);
+  if (problems.length) throw new errors.ValidationError(problems);
   return input.map((f) => ({
     name: f.name,
     displayName: f.displayName,

@@ -1,6 +1,6 @@
 import { defineEntity, p } from '../../core/public.ts';
 import type { AssayFieldDefinition, StandardTask } from './extensions.ts';
-import { creationTime } from '../../core/public.ts';
+import { db } from '../../core/public.ts';
 
 export const AssayType = defineEntity({
   name: 'AssayType',
@@ -15,8 +15,8 @@ export const AssayType = defineEntity({
     tasks: p.json<StandardTask[]>(),
     // Null for types provisioned by the bootstrap file (no acting user).
     createdById: p.uuid().nullable(),
-    createdAt: p.datetime().onCreate(creationTime),
-    updatedAt: p.datetime().onCreate(creationTime).onUpdate(() => new Date()),
+    createdAt: p.datetime().onCreate(db.creationTime),
+    updatedAt: p.datetime().onCreate(db.creationTime).onUpdate(() => new Date()),
     version: p.integer().version(),
   },
 });

@@ -1,4 +1,4 @@
-import { queryOne, raw, sql, type EntityManager } from '../../core/public.ts';
+import { db, type EntityManager, raw, sql } from '../../core/public.ts';
 
 /** Assay type status values (spec, "Status enumerations"). */
 export const ASSAY_TYPE_STATUSES = ['DRAFT', 'ACTIVE', 'INACTIVE', 'ARCHIVED', 'DELETED'] as const;
@@ -47,7 +47,7 @@ export async function findAssayType(
   opts: { includeDeleted?: boolean } = {},
 ): Promise<AssayTypeRecord | undefined> {
   const live = opts.includeDeleted ? raw('') : raw(` and t.status <> 'DELETED'`);
-  return queryOne<AssayTypeRecord>(
+  return db.queryOne<AssayTypeRecord>(
     em,
     sql`select t.id, t.organization_id as "organizationId", t.name, t.status, t.fields, t.tasks
           from assay_type t where t.id = ${id} and t.organization_id = ${organizationId}${live}`,

@@ -1,4 +1,4 @@
-import { definePlugin, defineRead, defineWrite, IdParams } from '../../core/public.ts';
+import { definePlugin, defineRead, defineWrite, schemas } from '../../core/public.ts';
 import { assayTypesSection } from './bootstrap.ts';
 import { AssayType } from './entities.ts';
 import { events } from './events.ts';
@@ -42,7 +42,7 @@ export default definePlugin({
         description: 'Get one assay type by id, with its metadata fields and standard tasks.',
         path: '/assay-types/:id',
         tags,
-        params: IdParams,
+        params: schemas.IdParams,
         response: AssayTypeSchema,
         run: (c, { id }) => service.get(c, id),
       }),
@@ -68,7 +68,7 @@ export default definePlugin({
         description: 'Update an assay type (omitted fields keep their value; `fields` and `tasks` replace the lists). Organization admins only.',
         path: '/assay-types/:id',
         tags,
-        params: IdParams,
+        params: schemas.IdParams,
         body: UpdateBody,
         status: 200,
         errors: [403, 409],
@@ -83,7 +83,7 @@ export default definePlugin({
         description: 'Change the status of an assay type (allowed transitions: see the README). Organization admins only.',
         path: '/assay-types/:id/status',
         tags,
-        params: IdParams,
+        params: schemas.IdParams,
         body: StatusBody,
         status: 200,
         errors: [403],
@@ -98,7 +98,7 @@ export default definePlugin({
         description: 'Delete an assay type: it is marked DELETED, no longer listed or usable, and kept for the assays that have it. Organization admins only.',
         path: '/assay-types/:id',
         tags,
-        params: IdParams,
+        params: schemas.IdParams,
         status: 204,
         errors: [403],
         run: (c, { params }) => service.delete(c, params.id),

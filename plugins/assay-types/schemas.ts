@@ -1,4 +1,4 @@
-import { NotBlank, Nullable, StringEnum, Timestamp, Type, Uuid, type Static } from '../../core/public.ts';
+import { schemas, type Static, Type } from '../../core/public.ts';
 import { ASSAY_TYPE_STATUSES, FIELD_TYPES } from './extensions.ts';
 
 /** Statuses a type may be created in; the others are reached through the status operation. */
@@ -20,10 +20,10 @@ export const AssayFieldSchema = Type.Object(
   {
     name: Type.String({ description: fieldDescription.name }),
     displayName: Type.String({ description: fieldDescription.displayName }),
-    type: StringEnum(FIELD_TYPES, { description: fieldDescription.type }),
+    type: schemas.StringEnum(FIELD_TYPES, { description: fieldDescription.type }),
     required: Type.Boolean({ description: fieldDescription.required }),
-    description: Nullable(Type.String()),
-    options: Nullable(Type.Array(Type.String(), { description: 'The allowed values of a CHOICE field; null for the other types' })),
+    description: schemas.Nullable(Type.String()),
+    options: schemas.Nullable(Type.Array(Type.String(), { description: 'The allowed values of a CHOICE field; null for the other types' })),
   },
   { description: 'A metadata field: each assay of the type carries a value for it in `values`' },
 );
@@ -37,30 +37,30 @@ export const StandardTaskSchema = Type.Object(
 );
 
 export const AssayTypeSchema = Type.Object({
-  id: Uuid(),
-  organizationId: Uuid(),
+  id: schemas.Uuid(),
+  organizationId: schemas.Uuid(),
   name: Type.String({ description: 'Unique (case-insensitive) among the organization\'s assay types that are not DELETED' }),
-  description: Nullable(Type.String()),
-  status: StringEnum(ASSAY_TYPE_STATUSES, { description: 'Changed only through the status operation (DELETED through DELETE)' }),
+  description: schemas.Nullable(Type.String()),
+  status: schemas.StringEnum(ASSAY_TYPE_STATUSES, { description: 'Changed only through the status operation (DELETED through DELETE)' }),
   fields: Type.Array(AssayFieldSchema),
   tasks: Type.Array(StandardTaskSchema, { description: 'Ordered by `order`' }),
-  createdById: Nullable(Uuid({ description: 'Organization user who created the type; null when provisioned by the bootstrap file' })),
-  createdAt: Timestamp(),
-  updatedAt: Timestamp(),
+  createdById: schemas.Nullable(schemas.Uuid({ description: 'Organization user who created the type; null when provisioned by the bootstrap file' })),
+  createdAt: schemas.Timestamp(),
+  updatedAt: schemas.Timestamp(),
   version: Type.Integer({ description: 'Optimistic-lock version; send it back on update to detect concurrent changes' }),
 });
 
 const FieldInput = Type.Object({
   name: Type.String({ pattern: FIELD_NAME, maxLength: 64, description: fieldDescription.name }),
-  displayName: NotBlank({ maxLength: 255, description: fieldDescription.displayName }),
-  type: StringEnum(FIELD_TYPES, { description: fieldDescription.type }),
+  displayName: schemas.NotBlank({ maxLength: 255, description: fieldDescription.displayName }),
+  type: schemas.StringEnum(FIELD_TYPES, { description: fieldDescription.type }),
   required: Type.Optional(Type.Boolean({ default: false, description: `${fieldDescription.required} (default false)` })),
-  description: Type.Optional(Nullable(Type.String({ maxLength: 10000 }))),
-  options: Type.Optional(Type.Array(NotBlank({ maxLength: 255 }), { minItems: 1, maxItems: 500, description: fieldDescription.options })),
+  description: Type.Optional(schemas.Nullable(Type.String({ maxLength: 10000 }))),
+  options: Type.Optional(Type.Array(schemas.NotBlank({ maxLength: 255 }), { minItems: 1, maxItems: 500, description: fieldDescription.options })),
 });
 
 const TaskInput = Type.Object({
-  label: NotBlank({ maxLength: 255 }),
+  label: schemas.NotBlank({ maxLength: 255 }),
   order: Type.Optional(Type.Integer({ minimum: 0, maximum: 100000, description: 'Position (ascending); default: the task\'s index in the list' })),
 });
 
@@ -70,22 +70,22 @@ const definition = {
 };
 
 export const CreateBody = Type.Object({
-  name: NotBlank({ maxLength: 255 }),
-  description: Type.Optional(Nullable(Type.String({ maxLength: 10000 }))),
-  status: Type.Optional(StringEnum(CREATE_STATUSES, { description: 'DRAFT (default) or ACTIVE' })),
+  name: schemas.NotBlank({ maxLength: 255 }),
+  description: Type.Optional(schemas.Nullable(Type.String({ maxLength: 10000 }))),
+  status: Type.Optional(schemas.StringEnum(CREATE_STATUSES, { description: 'DRAFT (default) or ACTIVE' })),
   ...definition,
 });
 
 /** PUT merges: omitted fields keep their value; `fields` and `tasks`, when given, replace the lists. */
 export const UpdateBody = Type.Object({
-  name: Type.Optional(NotBlank({ maxLength: 255 })),
-  description: Type.Optional(Nullable(Type.String({ maxLength: 10000 }))),
+  name: Type.Optional(schemas.NotBlank({ maxLength: 255 })),
+  description: Type.Optional(schemas.Nullable(Type.String({ maxLength: 10000 }))),
   ...definition,
   status: Type.Optional(Type.String({ description: 'Read-only here: change it with POST /assay-types/{id}/status' })),
   version: Type.Optional(Type.Integer({ description: 'When given, the update fails with 409 unless it is the current version' })),
 });
 
-export const StatusBody = Type.Object({ status: StringEnum(ASSAY_TYPE_STATUSES) });
+export const StatusBody = Type.Object({ status: schemas.StringEnum(ASSAY_TYPE_STATUSES) });
 
 export type CreateBody = Static<typeof CreateBody>;
 export type UpdateBody = Static<typeof UpdateBody>;

@@ -1,18 +1,14 @@
 import crypto from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import {
-  BadRequestError,
-  ConflictError,
-  fetchPage,
-  isoDate,
-  NotFoundError,
-  queryOne,
-  raw,
-  sql,
+  db,
   type EntityManager,
+  errors,
+  fetchPage,
   type OperationContext,
   type PageRequest,
-  writeTransaction,
+  raw,
+  sql,
 } from '../../core/public.ts';
 import { mergeUpdate, transition } from '../../lib/records/index.ts';
 import { AssayType } from './entities.ts';
@@ -56,8 +52,8 @@ function toDto(t: AssayTypeShape) {
     fields: t.fields,
     tasks: t.tasks,
     createdById: t.createdById ?? null,
-    createdAt: isoDate(t.createdAt)!,
-    updatedAt: isoDate(t.updatedAt)!,
+    createdAt: db.isoDate(t.createdAt)!,
+    updatedAt: db.isoDate(t.updatedAt)!,
     version: t.version,
   };
 }
@@ -73,11 +69,11 @@ export const assayTypeSort = {
 /** 409 when another live type of the organization has the name (the unique index backs this up). */
 async function assertNameFree(em: EntityManager, organizationId: string, name: string, exceptId?: string): Promise<void> {
   const other = exceptId ? sql` and id <> ${exceptId}` : raw('');
-  const clash = await queryOne(
+  const clash = await db.queryOne(
     em,
     sql`select id from assay_type where organization_id = ${organizationId} and lower(name) = lower(${name}) and status <> 'DELETED'${other}`,
   );
-  if (clash) throw new ConflictError(`An assay type named "${name}" already exists`);
+  if (clash) throw new errors.ConflictError(`An assay type named "${name}" already exists`);
 }
 
 /** Validates and writes a new type: shared by POST /assay-types and the bootstrap file. */
@@ -108,25 +104,25 @@ export class AssayTypeService {
   }
 
   async get(ctx: OperationContext, id: string): Promise<AssayTypeDto> {
-    const row = await queryOne<AssayTypeShape>(
+    const row = await db.queryOne<AssayTypeShape>(
       ctx.em,
       sql`select ${columns} from assay_type t where t.id = ${id} and t.organization_id = ${ctx.actor.organizationId} and t.status <> 'DELETED'`,
     );
-    if (!row) throw new NotFoundError('Assay type', id);
+    if (!row) throw new errors.NotFoundError('Assay type', id);
     return toDto(row);
   }
 
   /** Loads the entity for a write: 404 when it is not a live type of the organization, then 403 unless admin. */
   async #forWrite(ctx: OperationContext, id: string) {
     const type = await ctx.em.findOne(AssayType, { id, organizationId: ctx.actor.organizationId, status: { $ne: 'DELETED' } });
-    if (!type) throw new NotFoundError('Assay type', id);
+    if (!type) throw new errors.NotFoundError('Assay type', id);
     ctx.services.permissions.assertAdmin(ctx.actor);
     return type;
   }
 
   async create(ctx: OperationContext, body: CreateBody): Promise<AssayTypeDto> {
     ctx.services.permissions.assertAdmin(ctx.actor);
-    const type = await writeTransaction(ctx.em, async (em) => {
+    const type = await db.writeTransaction(ctx.em, async (em) => {
       const t = await insertAssayType(em, ctx.actor.organizationId, ctx.actor.organizationUserId, body);
       ctx.services.activity.record(em, ctx.actor, { eventType: 'assay_type.created', data: { assayTypeId: t.id, name: t.name, status: t.status } });
       return t;
@@ -135,7 +131,7 @@ export class AssayTypeService {
   }
 
   async update(ctx: OperationContext, id: string, body: UpdateBody): Promise<AssayTypeDto> {
-    const type = await writeTransaction(ctx.em, async (em) => {
+    const type = await db.writeTransaction(ctx.em, async (em) => {
       const t = await this.#forWrite({ ...ctx, em }, id);
       const changed = mergeUpdate('assay type', t, body, ['name', 'description'], { status: `POST /assay-types/${id}/status` });
       if (changed.includes('name')) await assertNameFree(em, t.organizationId, t.name, id);
@@ -157,10 +153,10 @@ export class AssayTypeService {
   }
 
   async setStatus(ctx: OperationContext, id: string, status: AssayTypeStatus): Promise<AssayTypeDto> {
-    const type = await writeTransaction(ctx.em, async (em) => {
+    const type = await db.writeTransaction(ctx.em, async (em) => {
       const t = await this.#forWrite({ ...ctx, em }, id);
       if (status === 'DELETED') {
-        throw new BadRequestError(`An assay type cannot change status from ${t.status} to DELETED: delete it with DELETE /assay-types/${id}`);
+        throw new errors.BadRequestError(`An assay type cannot change status from ${t.status} to DELETED: delete it with DELETE /assay-types/${id}`);
       }
       const oldStatus = transition('assay type', t, status, ASSAY_TYPE_TRANSITIONS);
       if (oldStatus) {
@@ -173,7 +169,7 @@ export class AssayTypeService {
 
   /** Marks the type DELETED: gone from the API, unusable for new assays, kept for the assays that have it. */
   async delete(ctx: OperationContext, id: string): Promise<void> {
-    await writeTransaction(ctx.em, async (em) => {
+    await db.writeTransaction(ctx.em, async (em) => {
       const t = await this.#forWrite({ ...ctx, em }, id);
       t.status = 'DELETED';
       ctx.services.activity.record(em, ctx.actor, { eventType: 'assay_type.deleted', data: { assayTypeId: id, name: t.name } });

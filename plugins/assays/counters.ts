@@ -1,7 +1,7 @@
-import type { CounterSource } from '../../core/public.ts';
+import type { counters } from '../../core/public.ts';
 
 /** This plugin's part of `labdata recount` (core/counters): assays per class, per study and per project. */
-export const assayCounters: CounterSource = {
+export const assayCounters: counters.CounterSource = {
   plugin: 'assays',
   tables: ['project', 'study', 'assay'],
   statements: [

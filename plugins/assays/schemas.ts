@@ -1,4 +1,4 @@
-import { DateInput, NotBlank, Nullable, Timestamp, Type, Uuid, type Static, type TSchema } from '../../core/public.ts';
+import { schemas, type Static, type TSchema, Type } from '../../core/public.ts';
 import { lifecycleProperties } from '../../lib/records/index.ts';
 
 /** An object of field name → value; the type's fields say which names and kinds of value. */
@@ -6,14 +6,14 @@ const ValuesSchema = (description: string) => Type.Object({}, { additionalProper
 
 export function assaySchema(extra: Record<string, TSchema>) {
   return Type.Object({
-    id: Uuid(),
-    organizationId: Uuid(),
-    projectId: Uuid({ description: 'The parent study\'s project (follows moves)' }),
-    studyId: Uuid({ description: 'Parent study' }),
-    assayTypeId: Uuid({ description: 'The assay type, fixed at creation' }),
+    id: schemas.Uuid(),
+    organizationId: schemas.Uuid(),
+    projectId: schemas.Uuid({ description: 'The parent study\'s project (follows moves)' }),
+    studyId: schemas.Uuid({ description: 'Parent study' }),
+    assayTypeId: schemas.Uuid({ description: 'The assay type, fixed at creation' }),
     name: Type.String(),
-    description: Nullable(Type.String()),
-    startDate: Nullable(Timestamp({ description: 'ISO 8601 UTC' })),
+    description: schemas.Nullable(Type.String()),
+    startDate: schemas.Nullable(schemas.Timestamp({ description: 'ISO 8601 UTC' })),
     values: ValuesSchema('Values of the assay type\'s fields, by field name (DATE values: YYYY-MM-DD, or a UTC date-time)'),
     ...lifecycleProperties('assay'),
     ...extra,
@@ -22,11 +22,11 @@ export function assaySchema(extra: Record<string, TSchema>) {
 
 export function createBodySchema(extra: Record<string, TSchema>) {
   return Type.Object({
-    studyId: Uuid({ description: 'Parent study; the caller must be able to contribute to its project' }),
-    assayTypeId: Uuid({ description: 'An ACTIVE assay type of the organization' }),
-    name: NotBlank({ maxLength: 255 }),
-    description: Type.Optional(Nullable(Type.String({ maxLength: 10000 }))),
-    startDate: Type.Optional(Nullable(DateInput())),
+    studyId: schemas.Uuid({ description: 'Parent study; the caller must be able to contribute to its project' }),
+    assayTypeId: schemas.Uuid({ description: 'An ACTIVE assay type of the organization' }),
+    name: schemas.NotBlank({ maxLength: 255 }),
+    description: Type.Optional(schemas.Nullable(Type.String({ maxLength: 10000 }))),
+    startDate: Type.Optional(schemas.Nullable(schemas.DateInput())),
     values: Type.Optional(
       ValuesSchema('Values of the assay type\'s fields, by field name, checked against the type: every required field needs one'),
     ),
@@ -37,12 +37,12 @@ export function createBodySchema(extra: Record<string, TSchema>) {
 /** PUT merges: omitted fields keep their value; `values` are merged by name (null removes one). */
 export function updateBodySchema(extra: Record<string, TSchema>) {
   return Type.Object({
-    name: Type.Optional(NotBlank({ maxLength: 255 })),
-    description: Type.Optional(Nullable(Type.String({ maxLength: 10000 }))),
-    startDate: Type.Optional(Nullable(DateInput())),
+    name: Type.Optional(schemas.NotBlank({ maxLength: 255 })),
+    description: Type.Optional(schemas.Nullable(Type.String({ maxLength: 10000 }))),
+    startDate: Type.Optional(schemas.Nullable(schemas.DateInput())),
     values: Type.Optional(ValuesSchema('Merged into the current values by field name (null removes a value); the result is checked against the type')),
-    studyId: Type.Optional(Uuid({ description: 'Read-only here: move an assay with PATCH /assays/{id}/move' })),
-    assayTypeId: Type.Optional(Uuid({ description: 'Read-only: fixed at creation' })),
+    studyId: Type.Optional(schemas.Uuid({ description: 'Read-only here: move an assay with PATCH /assays/{id}/move' })),
+    assayTypeId: Type.Optional(schemas.Uuid({ description: 'Read-only: fixed at creation' })),
     status: Type.Optional(Type.String({ description: 'Read-only here: change it with POST /assays/{id}/status' })),
     version: Type.Optional(Type.Integer({ description: 'When given, the update fails with 409 unless it is the current version' })),
     ...extra,

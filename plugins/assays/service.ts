@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { isoDate, NotFoundError, parseDateInput, queryOne, sql, ValidationError, type ActivityScope, type RowLock, type SetupContext } from '../../core/public.ts';
+import { type ActivityScope, db, errors, schemas, type SetupContext, sql } from '../../core/public.ts';
 import { defineLifecycleRecord, lifecycleColumns, lifecycleDto, newId, type LifecycleShape, type RecordExtensions } from '../../lib/records/index.ts';
 import { findAssayType } from '../assay-types/extensions.ts';
 import { studyLocks } from '../studies/extensions.ts';
@@ -31,7 +31,7 @@ function toDto(a: AssayShape, { projectId }: ActivityScope) {
     assayTypeId: a.assayTypeId,
     name: a.name,
     description: a.description ?? null,
-    startDate: isoDate(a.startDate ?? null),
+    startDate: db.isoDate(a.startDate ?? null),
     values: a.fieldValues,
     ...lifecycleDto(a),
   };
@@ -46,9 +46,9 @@ export const assaySort = {
 };
 
 /** The row locks that pin an assay: its study and project shared, the assay in `mode`. */
-async function assayLocks(ctx: Parameters<typeof studyLocks>[0], id: string, mode: RowLock['mode']): Promise<RowLock[]> {
+async function assayLocks(ctx: Parameters<typeof studyLocks>[0], id: string, mode: db.RowLock['mode']): Promise<db.RowLock[]> {
   const org = ctx.actor.organizationId;
-  const row = await queryOne<{ studyId: string }>(ctx.em, sql`select study_id as "studyId" from assay where id = ${id} and organization_id = ${org}`);
+  const row = await db.queryOne<{ studyId: string }>(ctx.em, sql`select study_id as "studyId" from assay where id = ${id} and organization_id = ${org}`);
   return row ? [...(await studyLocks(ctx, row.studyId, 'share')), { table: 'assay', id, mode }] : [];
 }
 
@@ -76,13 +76,13 @@ export function assayRecords(ctx: SetupContext, extensions: RecordExtensions<Ass
     toDto,
     record: (a, { projectId }) => ({ id: a.id, organizationId: a.organizationId, projectId, studyId: a.studyId, assayTypeId: a.assayTypeId, name: a.name, status: a.status }),
     editable: ['name', 'description', 'startDate'],
-    prepare: (body) => ({ ...body, startDate: parseDateInput('startDate', body.startDate as string | undefined) }),
+    prepare: (body) => ({ ...body, startDate: schemas.parseDateInput('startDate', body.startDate as string | undefined) }),
     async build(op, body) {
       const b = body as CreateBody & { startDate?: Date };
       const type = await findAssayType(op.em, op.actor.organizationId, b.assayTypeId);
-      if (!type) throw new NotFoundError('Assay type', b.assayTypeId);
+      if (!type) throw new errors.NotFoundError('Assay type', b.assayTypeId);
       if (type.status !== 'ACTIVE') {
-        throw new ValidationError([{ field: 'assayTypeId', message: `assay type "${type.name}" is ${type.status}: only an ACTIVE assay type can be used` }]);
+        throw new errors.ValidationError([{ field: 'assayTypeId', message: `assay type "${type.name}" is ${type.status}: only an ACTIVE assay type can be used` }]);
       }
       return op.em.create(Assay, {
         id: newId(),
@@ -103,7 +103,7 @@ export function assayRecords(ctx: SetupContext, extensions: RecordExtensions<Ass
     async edit(op, a, input, merge) {
       const body = input as UpdateBody;
       if (body.assayTypeId !== undefined && body.assayTypeId !== a.assayTypeId) {
-        throw new ValidationError([{ field: 'assayTypeId', message: 'cannot be changed: it is fixed when the assay is created' }]);
+        throw new errors.ValidationError([{ field: 'assayTypeId', message: 'cannot be changed: it is fixed when the assay is created' }]);
       }
       const changed = merge();
       if (body.values) {

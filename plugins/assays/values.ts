@@ -1,9 +1,9 @@
-import { DateInput, parseDateInput, ValidationError, type FieldError } from '../../core/public.ts';
+import { errors, schemas } from '../../core/public.ts';
 import type { AssayFieldDefinition, AssayTypeRecord } from '../assay-types/extensions.ts';
 
 export type Values = Record<string, unknown>;
 
-const DATE = new RegExp(DateInput().pattern!);
+const DATE = new RegExp(schemas.DateInput().pattern!);
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** The stored form of one value, or the message saying why it does not fit the field. */
@@ -22,7 +22,7 @@ function check(field: AssayFieldDefinition, value: unknown): { value: unknown } 
       if (typeof value !== 'string' || !DATE.test(value)) return { message };
       try {
         // A date stays a date; a date-time is stored in UTC, as every timestamp of the API.
-        const date = parseDateInput('value', value)!;
+        const date = schemas.parseDateInput('value', value)!;
         return { value: DATE_ONLY.test(value) ? value : date.toISOString() };
       } catch {
         return { message };
@@ -42,14 +42,14 @@ function check(field: AssayFieldDefinition, value: unknown): { value: unknown } 
  */
 export function validateValues(type: AssayTypeRecord, input: Values, current?: Values): Values {
   const byName = new Map(type.fields.map((f) => [f.name, f]));
-  const errors: FieldError[] = [];
+  const problems: errors.FieldError[] = [];
   // A Map, not an object: a name such as "__proto__" must be refused like any unknown name.
   const merged = new Map(Object.entries(current ?? {}));
   for (const [name, value] of Object.entries(input)) {
     if (value !== null) merged.set(name, value);
     else {
       merged.delete(name);
-      if (byName.get(name)?.required) errors.push({ field: `values.${name}`, message: 'is required' });
+      if (byName.get(name)?.required) problems.push({ field: `values.${name}`, message: 'is required' });
     }
   }
   const out: [string, unknown][] = [];
@@ -57,18 +57,18 @@ export function validateValues(type: AssayTypeRecord, input: Values, current?: V
     const field = byName.get(name);
     if (!field) {
       const hint = current && Object.hasOwn(current, name) ? ' (send null to remove the value)' : '';
-      errors.push({ field: `values.${name}`, message: `is not a field of assay type "${type.name}"${hint}` });
+      problems.push({ field: `values.${name}`, message: `is not a field of assay type "${type.name}"${hint}` });
       continue;
     }
     const result = check(field, value);
-    if ('message' in result) errors.push({ field: `values.${name}`, message: result.message });
+    if ('message' in result) problems.push({ field: `values.${name}`, message: result.message });
     else out.push([name, result.value]);
   }
   if (!current) {
     for (const f of type.fields) {
-      if (f.required && !merged.has(f.name) && input[f.name] !== null) errors.push({ field: `values.${f.name}`, message: 'is required' });
+      if (f.required && !merged.has(f.name) && input[f.name] !== null) problems.push({ field: `values.${f.name}`, message: 'is required' });
     }
   }
-  if (errors.length) throw new ValidationError(errors);
+  if (problems.length) throw new errors.ValidationError(problems);
   return Object.fromEntries(out);
 }

@@ -1,5 +1,5 @@
 import { defineEntity, p } from '../../core/public.ts';
-import { creationTime } from '../../core/public.ts';
+import { db } from '../../core/public.ts';
 
 export const Collaborator = defineEntity({
   name: 'Collaborator',
@@ -15,8 +15,8 @@ export const Collaborator = defineEntity({
     code: p.string().nullable(),
     active: p.boolean(),
     createdById: p.uuid(),
-    createdAt: p.datetime().onCreate(creationTime),
-    updatedAt: p.datetime().onCreate(creationTime).onUpdate(() => new Date()),
+    createdAt: p.datetime().onCreate(db.creationTime),
+    updatedAt: p.datetime().onCreate(db.creationTime).onUpdate(() => new Date()),
     version: p.integer().version(),
   },
 });

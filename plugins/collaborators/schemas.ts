@@ -1,21 +1,21 @@
-import { NotBlank, Nullable, Timestamp, Type, Uuid, type Static } from '../../core/public.ts';
+import { schemas, type Static, Type } from '../../core/public.ts';
 
-const Text = (maxLength: number) => Nullable(Type.String({ maxLength }));
-const Email = () => Nullable(Type.String({ format: 'email', maxLength: 254, description: 'An e-mail address' }));
+const Text = (maxLength: number) => schemas.Nullable(Type.String({ maxLength }));
+const Email = () => schemas.Nullable(Type.String({ format: 'email', maxLength: 254, description: 'An e-mail address' }));
 
 export const collaboratorSchema = Type.Object({
-  id: Uuid(),
-  organizationId: Uuid(),
+  id: schemas.Uuid(),
+  organizationId: schemas.Uuid(),
   label: Type.String(),
-  organizationName: Nullable(Type.String()),
-  organizationLocation: Nullable(Type.String()),
-  contactPersonName: Nullable(Type.String()),
-  contactEmail: Nullable(Type.String({ description: 'An e-mail address' })),
-  code: Nullable(Type.String()),
+  organizationName: schemas.Nullable(Type.String()),
+  organizationLocation: schemas.Nullable(Type.String()),
+  contactPersonName: schemas.Nullable(Type.String()),
+  contactEmail: schemas.Nullable(Type.String({ description: 'An e-mail address' })),
+  code: schemas.Nullable(Type.String()),
   active: Type.Boolean(),
-  createdById: Uuid({ description: 'Organization user who created the collaborator' }),
-  createdAt: Timestamp(),
-  updatedAt: Timestamp(),
+  createdById: schemas.Uuid({ description: 'Organization user who created the collaborator' }),
+  createdAt: schemas.Timestamp(),
+  updatedAt: schemas.Timestamp(),
   version: Type.Integer({ description: 'Optimistic-lock version; send it back on update to detect concurrent changes' }),
 });
 
@@ -29,14 +29,14 @@ const fields = {
 };
 
 export const createBodySchema = Type.Object({
-  label: NotBlank({ maxLength: 255 }),
+  label: schemas.NotBlank({ maxLength: 255 }),
   ...fields,
   active: Type.Optional(Type.Boolean({ description: 'Defaults to true' })),
 });
 
 /** PUT merges: omitted fields keep their value, null clears an optional one. */
 export const updateBodySchema = Type.Object({
-  label: Type.Optional(NotBlank({ maxLength: 255 })),
+  label: Type.Optional(schemas.NotBlank({ maxLength: 255 })),
   ...fields,
   active: Type.Optional(Type.Boolean()),
   version: Type.Optional(Type.Integer({ description: 'When given, the update fails with 409 unless it is the current version' })),

@@ -1,4 +1,4 @@
-import { isoDate, raw } from '../../core/public.ts';
+import { db, raw } from '../../core/public.ts';
 import { OrganizationRecords } from '../../lib/records/index.ts';
 import { Collaborator } from './entities.ts';
 
@@ -33,8 +33,8 @@ function toDto(c: CollaboratorShape) {
     code: c.code ?? null,
     active: c.active,
     createdById: c.createdById,
-    createdAt: isoDate(c.createdAt)!,
-    updatedAt: isoDate(c.updatedAt)!,
+    createdAt: db.isoDate(c.createdAt)!,
+    updatedAt: db.isoDate(c.updatedAt)!,
     version: c.version,
   };
 }

@@ -1,4 +1,13 @@
-import { query, queryOne, sql, ValidationError, type EntityManager, type KernelServices, type OperationContext, type Sql, raw } from '../../core/public.ts';
+import {
+  db,
+  type EntityManager,
+  errors,
+  type KernelServices,
+  type OperationContext,
+  raw,
+  type Sql,
+  sql,
+} from '../../core/public.ts';
 import { askVendor, linkExisting, StepFailedError, vendorEndpoint, verifyExisting, vendorStep, type ProvisioningStep, type StepContext, provisioning } from '../../lib/integrations/index.ts';
 import { findIntegration } from '../integrations/extensions.ts';
 import { HttpElnAConnector, type ElnAConnector } from './connector.ts';
@@ -47,7 +56,7 @@ export class ElnAService {
   }
 
   async link(em: EntityManager, recordId: string): Promise<LinkRow | undefined> {
-    return queryOne<LinkRow>(em, sql`select ${linkColumns} from eln_a_link where record_id = ${recordId}`);
+    return db.queryOne<LinkRow>(em, sql`select ${linkColumns} from eln_a_link where record_id = ${recordId}`);
   }
 
   /** Project create: link an existing folder (checked now, or by a step when ELN A cannot be asked). */
@@ -85,12 +94,12 @@ export class ElnAService {
   async provisionRecord(ctx: OperationContext, record: ElnARecord, value: RecordElnA): Promise<void> {
     const parentKind = record.kind === 'study' ? 'project' : 'study';
     if (value.templateFields && value.templateId === undefined) {
-      throw new ValidationError([{ field: 'elnA.templateFields', message: 'needs elnA.templateId (a blank entry has no fields)' }]);
+      throw new errors.ValidationError([{ field: 'elnA.templateFields', message: 'needs elnA.templateId (a blank entry has no fields)' }]);
     }
     const parent = await this.link(ctx.em, record.parentId);
     if (!parent) {
       const message = `the ${record.kind}'s ${parentKind} ${record.parentId} has no ELN A folder (create the ${parentKind} with elnA first)`;
-      throw new ValidationError([{ field: 'elnA', message }]);
+      throw new errors.ValidationError([{ field: 'elnA', message }]);
     }
     const connector = await this.connector(ctx, parent.integrationId, 'check', 'elnA');
     if (value.templateId !== undefined) await this.#checkTemplate(connector, value.templateId, value.templateFields ?? {});
@@ -109,11 +118,11 @@ export class ElnAService {
   async #checkTemplate(connector: ElnAConnector, templateId: string, fields: Record<string, unknown>): Promise<void> {
     const check = await askVendor(() => connector.template(templateId));
     if (!check.answered) return;
-    if (!check.value) throw new ValidationError([{ field: 'elnA.templateId', message: `template ${templateId} does not exist in ELN A` }]);
+    if (!check.value) throw new errors.ValidationError([{ field: 'elnA.templateId', message: `template ${templateId} does not exist in ELN A` }]);
     const known = new Set(check.value.fields);
     const unknown = Object.keys(fields).filter((f) => !known.has(f));
     if (unknown.length) {
-      throw new ValidationError(unknown.map((f) => ({ field: `elnA.templateFields.${f}`, message: `is not a field of template ${templateId}` })));
+      throw new errors.ValidationError(unknown.map((f) => ({ field: `elnA.templateFields.${f}`, message: `is not a field of template ${templateId}` })));
     }
   }
 
@@ -146,13 +155,13 @@ export class ElnAService {
     sctx.activity('eln_a.folder_created', { ...data, parentFolderId, name });
     sctx.activity('eln_a.entry_created', { ...data, entryId, templateId: link.templateId });
     sctx.onComplete(async (em) => {
-      await query(em, sql`update eln_a_link set folder_id = ${folderId}, entry_id = ${entryId}, updated_at = now() where record_id = ${step.recordId}`);
+      await db.query(em, sql`update eln_a_link set folder_id = ${folderId}, entry_id = ${entryId}, updated_at = now() where record_id = ${step.recordId}`);
     });
     return { folderId, entryId };
   }
 
   async #insert(ctx: OperationContext, row: Partial<LinkRow> & { recordId: string; kind: string; integrationId: string }): Promise<void> {
-    await query(
+    await db.query(
       ctx.em,
       sql`insert into eln_a_link (record_id, organization_id, record_kind, integration_id, folder_id, template_id, template_fields)
           values (${row.recordId}, ${ctx.actor.organizationId}, ${row.kind}, ${row.integrationId}, ${row.folderId ?? null},
@@ -169,6 +178,6 @@ export class ElnAService {
 
   /** Deleting a record forgets its link; the folder and the entry in ELN A stay. */
   async unlink(em: EntityManager, ids: string[]): Promise<void> {
-    await query(em, sql`delete from eln_a_link where record_id in (${ids})`);
+    await db.query(em, sql`delete from eln_a_link where record_id in (${ids})`);
   }
 }

@@ -1,4 +1,13 @@
-import { query, queryOne, sql, ValidationError, type EntityManager, type KernelServices, type OperationContext, type Sql, raw } from '../../core/public.ts';
+import {
+  db,
+  type EntityManager,
+  errors,
+  type KernelServices,
+  type OperationContext,
+  raw,
+  type Sql,
+  sql,
+} from '../../core/public.ts';
 import { linkExisting, StepFailedError, vendorEndpoint, verifyExisting, vendorStep, type ProvisioningStep, type StepContext, provisioning } from '../../lib/integrations/index.ts';
 import { findIntegration } from '../integrations/extensions.ts';
 import { HttpElnBConnector, type ElnBConnector } from './connector.ts';
@@ -43,7 +52,7 @@ export class ElnBService {
   }
 
   async link(em: EntityManager, recordId: string): Promise<LinkRow | undefined> {
-    return queryOne<LinkRow>(em, sql`select ${linkColumns} from eln_b_link where record_id = ${recordId}`);
+    return db.queryOne<LinkRow>(em, sql`select ${linkColumns} from eln_b_link where record_id = ${recordId}`);
   }
 
   /** Project create: link an existing container (checked now, or by a step when ELN B cannot be asked). */
@@ -82,7 +91,7 @@ export class ElnBService {
     const project = await this.link(ctx.em, record.projectId);
     if (!project) {
       const message = `the ${record.kind}'s project ${record.projectId} has no ELN B container (create the project with elnB first)`;
-      throw new ValidationError([{ field: 'useElnB', message }]);
+      throw new errors.ValidationError([{ field: 'useElnB', message }]);
     }
     // The project's integration must still be there and usable (400/404 otherwise).
     await this.connector(ctx, project.integrationId, 'check', 'useElnB');
@@ -100,13 +109,13 @@ export class ElnBService {
     const entry = await vendorStep(() => connector.createEntry(containerId, { title }, `labdata-${step.kind}-${step.recordId}-entry`));
     sctx.activity('eln_b.entry_created', { integrationId, projectId: containerId, entryId: entry.id, title });
     sctx.onComplete(async (em) => {
-      await query(em, sql`update eln_b_link set entry_id = ${entry.id}, updated_at = now() where record_id = ${step.recordId}`);
+      await db.query(em, sql`update eln_b_link set entry_id = ${entry.id}, updated_at = now() where record_id = ${step.recordId}`);
     });
     return { entryId: entry.id };
   }
 
   async #insert(ctx: OperationContext, recordId: string, kind: string, integrationId: string, containerId: number): Promise<void> {
-    await query(
+    await db.query(
       ctx.em,
       sql`insert into eln_b_link (record_id, organization_id, record_kind, integration_id, container_id)
           values (${recordId}, ${ctx.actor.organizationId}, ${kind}, ${integrationId}, ${containerId})`,
@@ -122,6 +131,6 @@ export class ElnBService {
 
   /** Deleting a record forgets its link; the container and the entries in ELN B stay. */
   async unlink(em: EntityManager, ids: string[]): Promise<void> {
-    await query(em, sql`delete from eln_b_link where record_id in (${ids})`);
+    await db.query(em, sql`delete from eln_b_link where record_id in (${ids})`);
   }
 }

@@ -1,4 +1,4 @@
-import { creationTime, defineEntity, p } from '../../core/public.ts';
+import { db, defineEntity, p } from '../../core/public.ts';
 
 export const ExternalLink = defineEntity({
   name: 'ExternalLink',
@@ -11,8 +11,8 @@ export const ExternalLink = defineEntity({
     label: p.string(),
     url: p.string(),
     createdById: p.uuid(),
-    createdAt: p.datetime().onCreate(creationTime),
-    updatedAt: p.datetime().onCreate(creationTime).onUpdate(() => new Date()),
+    createdAt: p.datetime().onCreate(db.creationTime),
+    updatedAt: p.datetime().onCreate(db.creationTime).onUpdate(() => new Date()),
     version: p.integer().version(),
   },
 });

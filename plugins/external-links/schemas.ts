@@ -1,23 +1,23 @@
-import { NotBlank, Timestamp, Type, Uuid, type Static, type TSchema } from '../../core/public.ts';
+import { schemas, type Static, type TSchema, Type } from '../../core/public.ts';
 
 const URL_RULE = 'An absolute http or https URL, e.g. https://example.org/page';
 
 /** The link as both surfaces return it; `parent` is the kernel's `parentProperties` (parentType, parentId). */
 export function externalLinkSchema(parent: Record<string, TSchema>) {
   return Type.Object({
-    id: Uuid(),
-    organizationId: Uuid(),
+    id: schemas.Uuid(),
+    organizationId: schemas.Uuid(),
     ...parent,
     label: Type.String(),
     url: Type.String({ description: URL_RULE }),
-    createdById: Uuid({ description: 'Organization user who created the link' }),
-    createdAt: Timestamp(),
-    updatedAt: Timestamp(),
+    createdById: schemas.Uuid({ description: 'Organization user who created the link' }),
+    createdAt: schemas.Timestamp(),
+    updatedAt: schemas.Timestamp(),
     version: Type.Integer({ description: 'Optimistic-lock version; send it back on update to detect concurrent changes' }),
   }, { title: 'ExternalLink' });
 }
 
-const Label = () => NotBlank({ maxLength: 255 });
+const Label = () => schemas.NotBlank({ maxLength: 255 });
 // The scheme and form are checked by the service (checkUrl), which names `url` in the 400.
 const Url = () => Type.String({ maxLength: 2048, description: URL_RULE });
 

@@ -1,14 +1,11 @@
 import crypto from 'node:crypto';
 import {
+  db,
+  errors,
   fetchPage,
-  isoDate,
-  NotFoundError,
-  queryOne,
-  sql,
-  ValidationError,
   type OperationContext,
   type PageRequest,
-  writeTransaction,
+  sql,
 } from '../../core/public.ts';
 import {
   attachedColumns,
@@ -43,8 +40,8 @@ function toDto(l: LinkShape) {
     label: l.label,
     url: l.url,
     createdById: l.createdById,
-    createdAt: isoDate(l.createdAt)!,
-    updatedAt: isoDate(l.updatedAt)!,
+    createdAt: db.isoDate(l.createdAt)!,
+    updatedAt: db.isoDate(l.updatedAt)!,
     version: l.version,
   };
 }
@@ -72,7 +69,7 @@ export function checkUrl(url: string): void {
     parsed = undefined;
   }
   const ok = parsed && (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== '' && /^https?:\/\/[^\s]+$/i.test(url);
-  if (!ok) throw new ValidationError([{ field: 'url', message: URL_MESSAGE }]);
+  if (!ok) throw new errors.ValidationError([{ field: 'url', message: URL_MESSAGE }]);
 }
 
 /** External links of projects, studies and assays; every method takes the parent kind of its route. */
@@ -87,17 +84,17 @@ export class ExternalLinkService {
   /** A link of this parent (404 naming the link when it is another parent's, or none). */
   async get(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string): Promise<ExternalLinkDto> {
     const access = await parentOf(ctx, parent, params);
-    const row = await queryOne<LinkShape>(
+    const row = await db.queryOne<LinkShape>(
       ctx.em,
       sql`select ${columns} from external_link l
             where l.id = ${id} and l.organization_id = ${ctx.actor.organizationId} and ${attachedTo('l', access)}`,
     );
-    if (!row) throw new NotFoundError('External link', id);
+    if (!row) throw new errors.NotFoundError('External link', id);
     return toDto(row);
   }
 
   async create(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, body: CreateBody): Promise<ExternalLinkDto> {
-    const link = await writeTransaction(ctx.em, async (em) => {
+    const link = await db.writeTransaction(ctx.em, async (em) => {
       const access = await contributableParentOf({ ...ctx, em }, parent, params);
       checkUrl(body.url);
       const l = em.create(ExternalLink, {
@@ -116,7 +113,7 @@ export class ExternalLinkService {
   }
 
   async update(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string, body: UpdateBody): Promise<ExternalLinkDto> {
-    const link = await writeTransaction(ctx.em, async (em) => {
+    const link = await db.writeTransaction(ctx.em, async (em) => {
       const access = await contributableParentOf({ ...ctx, em }, parent, params);
       const l = await this.#forWrite(ctx, em, access, id);
       if (body.url !== undefined) checkUrl(body.url);
@@ -128,7 +125,7 @@ export class ExternalLinkService {
   }
 
   async delete(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string): Promise<void> {
-    await writeTransaction(ctx.em, async (em) => {
+    await db.writeTransaction(ctx.em, async (em) => {
       const access = await contributableParentOf({ ...ctx, em }, parent, params);
       const l = await this.#forWrite(ctx, em, access, id);
       em.remove(l);
@@ -138,7 +135,7 @@ export class ExternalLinkService {
 
   async #forWrite(ctx: OperationContext, em: OperationContext['em'], access: ParentAccess, id: string) {
     const link = await em.findOne(ExternalLink, { id, organizationId: ctx.actor.organizationId, parentKind: access.kind, parentId: access.id });
-    if (!link) throw new NotFoundError('External link', id);
+    if (!link) throw new errors.NotFoundError('External link', id);
     return link;
   }
 

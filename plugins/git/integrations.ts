@@ -1,4 +1,4 @@
-import { NotFoundError } from '../../core/public.ts';
+import { errors } from '../../core/public.ts';
 import { findIntegration, findPersonalIntegration } from '../integrations/extensions.ts';
 import type { GitSettings } from './provider.ts';
 import type { FindGitIntegration } from './service.ts';
@@ -14,13 +14,13 @@ export const findGitIntegration: FindGitIntegration = async (ctx, id, field) => 
   try {
     return usable(await findIntegration(ctx.em, ctx.actor.organizationId, id, 'GIT', opts));
   } catch (err) {
-    if (!(err instanceof NotFoundError)) throw err;
+    if (!(err instanceof errors.NotFoundError)) throw err;
   }
   try {
     return usable(await findPersonalIntegration(ctx.em, { organizationId: ctx.actor.organizationId, userId: ctx.actor.userId }, id, 'GIT', opts));
   } catch (err) {
     // Name it as the caller did: an integration.
-    if (err instanceof NotFoundError) throw new NotFoundError('Integration', id);
+    if (err instanceof errors.NotFoundError) throw new errors.NotFoundError('Integration', id);
     throw err;
   }
 };

@@ -1,7 +1,7 @@
-import type { MigrationDefinition } from '../../core/public.ts';
+import type { db } from '../../core/public.ts';
 
 /** No entities.ts: the plugin reads and writes these tables with SQL only (no MikroORM entity to keep in step). */
-export const migrations: MigrationDefinition[] = [
+export const migrations: db.MigrationDefinition[] = [
   {
     name: 'git-0001-init',
     sql: [

@@ -1,9 +1,9 @@
-import { NotBlank, StringEnum, Timestamp, Type, Uuid, type Static } from '../../core/public.ts';
+import { schemas, type Static, Type } from '../../core/public.ts';
 
 export const DefaultGitGroup = Type.Object(
   {
-    integrationId: Uuid({ description: 'A GIT integration of the organization (or a personal one of the caller)' }),
-    groupId: NotBlank({ maxLength: 255, description: "The group (namespace) in the Git provider: its id or path" }),
+    integrationId: schemas.Uuid({ description: 'A GIT integration of the organization (or a personal one of the caller)' }),
+    groupId: schemas.NotBlank({ maxLength: 255, description: "The group (namespace) in the Git provider: its id or path" }),
   },
 );
 
@@ -34,24 +34,24 @@ export const RepositoryName = Type.String({
 });
 
 export const CreateRepositoryBody = Type.Object({
-  integrationId: Type.Optional(Uuid({ description: "With groupId: where to create it. Both omitted: the project's defaultGitGroup" })),
-  groupId: Type.Optional(NotBlank({ maxLength: 255 })),
+  integrationId: Type.Optional(schemas.Uuid({ description: "With groupId: where to create it. Both omitted: the project's defaultGitGroup" })),
+  groupId: Type.Optional(schemas.NotBlank({ maxLength: 255 })),
   name: Type.Optional(RepositoryName),
 });
 
 export type CreateRepositoryInput = Static<typeof CreateRepositoryBody>;
 
-export const RecordParams = Type.Object({ id: Uuid() });
+export const RecordParams = Type.Object({ id: schemas.Uuid() });
 
 export const repositorySchema = (parentTypes: string[]) =>
   Type.Object({
-    id: Uuid(),
-    parentType: StringEnum(parentTypes, { description: 'The kind of record the repository was created for' }),
-    parentId: Uuid(),
-    integrationId: Uuid(),
+    id: schemas.Uuid(),
+    parentType: schemas.StringEnum(parentTypes, { description: 'The kind of record the repository was created for' }),
+    parentId: schemas.Uuid(),
+    integrationId: schemas.Uuid(),
     groupId: Type.String(),
     name: Type.String(),
     externalId: Type.String({ description: "The provider's id of the repository" }),
     url: Type.String({ description: 'Clone URL' }),
-    createdAt: Timestamp(),
+    createdAt: schemas.Timestamp(),
   }, { title: 'GitRepository' });

@@ -1,18 +1,13 @@
 import crypto from 'node:crypto';
 import {
-  ConflictError,
-  HttpError,
-  isoDate,
-  NotFoundError,
-  queryOne,
-  raw,
-  sql,
-  ValidationError,
-  withStatus,
+  db,
   type EntityManager,
+  errors,
   type OperationContext,
+  raw,
   type Sql,
-  writeTransaction,
+  sql,
+  withStatus,
 } from '../../core/public.ts';
 import { parentType, type ParentAccess, type ParentKind } from '../../lib/records/index.ts';
 import type { ProjectRecord } from '../projects/extensions.ts';
@@ -55,7 +50,7 @@ function toDto(r: RepositoryRow) {
     name: r.name,
     externalId: r.externalId,
     url: r.url,
-    createdAt: isoDate(r.createdAt)!,
+    createdAt: db.isoDate(r.createdAt)!,
   };
 }
 
@@ -66,16 +61,16 @@ export function providerHttpError(err: unknown, field = 'groupId'): unknown {
   if (!(err instanceof GitProviderError)) return err;
   switch (err.failure) {
     case 'GROUP_NOT_FOUND':
-      return new ValidationError([{ field, message: err.message }]);
+      return new errors.ValidationError([{ field, message: err.message }]);
     case 'MISCONFIGURED':
     case 'REJECTED':
-      return new ValidationError([{ field: field.replace(/groupId$/, 'integrationId'), message: err.message }]);
+      return new errors.ValidationError([{ field: field.replace(/groupId$/, 'integrationId'), message: err.message }]);
     case 'CONFLICT':
-      return new ConflictError(err.message);
+      return new errors.ConflictError(err.message);
     case 'TIMEOUT':
-      return new HttpError(504, err.message);
+      return new errors.HttpError(504, err.message);
     default:
-      return new HttpError(502, err.message);
+      return new errors.HttpError(502, err.message);
   }
 }
 
@@ -125,7 +120,7 @@ export class GitService {
       exists = true;
     }
     if (!exists) {
-      throw new ValidationError([{ field: 'defaultGitGroup.groupId', message: `Git group ${value.groupId} not found in integration ${value.integrationId}` }]);
+      throw new errors.ValidationError([{ field: 'defaultGitGroup.groupId', message: `Git group ${value.groupId} not found in integration ${value.integrationId}` }]);
     }
     await ctx.em.execute(
       `insert into git_project_default (project_id, organization_id, integration_id, group_id) values (?, ?, ?, ?)
@@ -148,7 +143,7 @@ export class GitService {
   async get(ctx: OperationContext, parent: ParentKind, id: string): Promise<RepositoryDto> {
     await parent.access(ctx, id);
     const row = await this.#repository(ctx, parent.kind, id);
-    if (!row) throw new NotFoundError(`Git repository of ${parent.label}`, id);
+    if (!row) throw new errors.NotFoundError(`Git repository of ${parent.label}`, id);
     return toDto(row);
   }
 
@@ -164,8 +159,8 @@ export class GitService {
     const existing = await this.#repository(ctx, parent.kind, id);
     if (existing) return withStatus(200, toDto(existing));
 
-    const record = await queryOne<{ name: string }>(ctx.em, sql`select name from ${raw(RECORD_TABLES[parent.kind])} where id = ${id} and organization_id = ${ctx.actor.organizationId}`);
-    if (!record) throw new NotFoundError(parent.label, id);
+    const record = await db.queryOne<{ name: string }>(ctx.em, sql`select name from ${raw(RECORD_TABLES[parent.kind])} where id = ${id} and organization_id = ${ctx.actor.organizationId}`);
+    if (!record) throw new errors.NotFoundError(parent.label, id);
     const name = body.name ?? repositoryName(record.name, id, parent.kind);
     const target = await this.#target(ctx, access, body);
 
@@ -177,8 +172,8 @@ export class GitService {
       throw providerHttpError(err, 'groupId');
     }
 
-    const created = await writeTransaction(ctx.em, async (em) => {
-      const inserted = await queryOne<{ id: string }>(
+    const created = await db.writeTransaction(ctx.em, async (em) => {
+      const inserted = await db.queryOne<{ id: string }>(
         em,
         sql`insert into git_repository (id, organization_id, parent_kind, parent_id, integration_id, group_id, name, external_id, url, created_by_id)
             values (${crypto.randomUUID()}, ${ctx.actor.organizationId}, ${parent.kind}, ${id}, ${target.integrationId}, ${target.groupId},
@@ -220,7 +215,7 @@ export class GitService {
   async #target(ctx: OperationContext, access: ParentAccess, body: CreateRepositoryInput) {
     if (body.integrationId !== undefined || body.groupId !== undefined) {
       const missing = body.integrationId === undefined ? 'integrationId' : body.groupId === undefined ? 'groupId' : null;
-      if (missing) throw new ValidationError([{ field: missing, message: 'is required when integrationId or groupId is given' }]);
+      if (missing) throw new errors.ValidationError([{ field: missing, message: 'is required when integrationId or groupId is given' }]);
       const provider = await this.#provider(ctx, body.integrationId!, 'integrationId');
       return { provider, integrationId: body.integrationId!, groupId: body.groupId! };
     }
@@ -229,7 +224,7 @@ export class GitService {
       const resolved = await this.#resolveDefault(ctx, stored);
       if (resolved) return resolved;
     }
-    throw new ValidationError(
+    throw new errors.ValidationError(
       [
         { field: 'integrationId', message: 'is required: the project has no default Git group that resolves' },
         { field: 'groupId', message: 'is required: the project has no default Git group that resolves' },
@@ -248,7 +243,7 @@ export class GitService {
     try {
       provider = await this.#provider(ctx, stored.integrationId, 'integrationId');
     } catch (err) {
-      if (err instanceof HttpError && err.statusCode >= 400 && err.statusCode < 500) return null;
+      if (err instanceof errors.HttpError && err.statusCode >= 400 && err.statusCode < 500) return null;
       throw err;
     }
     try {
@@ -265,19 +260,19 @@ export class GitService {
     try {
       return connect(integration);
     } catch (err) {
-      throw err instanceof GitProviderError ? new ValidationError([{ field, message: err.message }]) : err;
+      throw err instanceof GitProviderError ? new errors.ValidationError([{ field, message: err.message }]) : err;
     }
   }
 
   async #storedDefault(em: EntityManager, projectId: string): Promise<DefaultGitGroupValue | undefined> {
-    return queryOne<DefaultGitGroupValue>(
+    return db.queryOne<DefaultGitGroupValue>(
       em,
       sql`select integration_id as "integrationId", group_id as "groupId" from git_project_default where project_id = ${projectId}`,
     );
   }
 
   async #repository(ctx: OperationContext, kind: string, id: string): Promise<RepositoryRow | undefined> {
-    return queryOne<RepositoryRow>(
+    return db.queryOne<RepositoryRow>(
       ctx.em,
       sql`select ${repositoryColumns} from git_repository r
             where r.organization_id = ${ctx.actor.organizationId} and r.parent_kind = ${kind} and r.parent_id = ${id}`,

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { BootstrapError, validateInput, type BootstrapContext, type BootstrapSection, type TSchema } from '../../core/public.ts';
+import { type BootstrapContext, type BootstrapSection, errors, schemas, type TSchema } from '../../core/public.ts';
 import { splitSecretFields, storageRootProblem, vendorUrlProblem } from '../../lib/integrations/index.ts';
 import { IntegrationInput, PersonalIntegrationInput, PUBLIC_SETTINGS, type IntegrationType } from './schemas.ts';
 
@@ -12,13 +12,13 @@ interface Checked {
 }
 
 /**
- * Shape errors and the rules of the type's public settings (vendor URLs, server directories);
+ * Shape problems and the rules of the type's public settings (vendor URLs, server directories);
  * then the split: declared public settings are stored as given, every other field is a secret.
  * Messages name the field, never its value.
  */
 function check(ctx: BootstrapContext, schema: TSchema, body: Record<string, unknown>, where: string): Checked {
-  const errors = validateInput(schema, body);
-  if (errors.length) throw new BootstrapError(`${where}: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`);
+  const problems = schemas.validateInput(schema, body);
+  if (problems.length) throw new errors.BootstrapError(`${where}: ${problems.map((e) => `${e.field} ${e.message}`).join('; ')}`);
   const input = body as { type: IntegrationType; name: string; settings?: Record<string, unknown>; credentials?: Record<string, unknown> };
   const declared = PUBLIC_SETTINGS[input.type];
   const policy = { allowLinkLocal: ctx.services.config.vendorAllowLinkLocal };
@@ -26,10 +26,10 @@ function check(ctx: BootstrapContext, schema: TSchema, body: Record<string, unkn
   for (const [field, value] of Object.entries(shown)) {
     const kind = declared[field];
     const problem = kind === 'url' ? vendorUrlProblem(value, policy) : kind === 'root' ? storageRootProblem(value) : undefined;
-    if (problem) throw new BootstrapError(`${where}: settings.${field} ${problem}`);
+    if (problem) throw new errors.BootstrapError(`${where}: settings.${field} ${problem}`);
   }
   const twice = Object.keys(secret).find((field) => input.credentials && field in input.credentials);
-  if (twice) throw new BootstrapError(`${where}: settings.${twice} is also in credentials: give it once, in credentials`);
+  if (twice) throw new errors.BootstrapError(`${where}: settings.${twice} is also in credentials: give it once, in credentials`);
   const credentials = input.credentials || Object.keys(secret).length ? { ...input.credentials, ...secret } : undefined;
   return { type: input.type, name: input.name.trim(), settings: shown, credentials: credentials === undefined ? null : ctx.services.secrets.seal(credentials) };
 }

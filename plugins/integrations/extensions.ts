@@ -2,7 +2,9 @@
  * What other plugins (ELN A, ELN B, Git, storage) use of the integrations plugin: look up an
  * integration of a given type, with its credentials opened, to talk to the external system.
  */
-import { BadRequestError, NotFoundError, queryOne, sql, ValidationError, type EntityManager, type SecretBox } from '../../core/public.ts';
+import { db, type EntityManager, errors, type KernelServices, sql } from '../../core/public.ts';
+
+type SecretBox = KernelServices['secrets'];
 import type { VendorIntegration } from '../../lib/integrations/index.ts';
 import { integrationColumns, personalColumns, type IntegrationRow, type PersonalIntegrationRow } from './service.ts';
 import type { IntegrationType } from './schemas.ts';
@@ -37,7 +39,7 @@ function resolve(row: IntegrationRow, secrets: SecretBox): ResolvedIntegration {
 function checkType(row: { id: string; type: string }, type: IntegrationType | undefined, field: string | undefined) {
   if (!type || row.type === type) return;
   const message = `integration ${row.id} is of type ${row.type}, not ${type}`;
-  throw field ? new ValidationError([{ field, message }]) : new BadRequestError(`The ${message}`);
+  throw field ? new errors.ValidationError([{ field, message }]) : new errors.BadRequestError(`The ${message}`);
 }
 
 /**
@@ -51,11 +53,11 @@ export async function findIntegration(
   type: IntegrationType | undefined,
   opts: FindOptions,
 ): Promise<ResolvedIntegration> {
-  const row = await queryOne<IntegrationRow>(
+  const row = await db.queryOne<IntegrationRow>(
     em,
     sql`select ${integrationColumns} from integration i where i.id = ${id} and i.organization_id = ${organizationId}`,
   );
-  if (!row) throw new NotFoundError('Integration', id);
+  if (!row) throw new errors.NotFoundError('Integration', id);
   checkType(row, type, opts.field);
   return resolve(row, opts.secrets);
 }
@@ -68,7 +70,7 @@ export async function findIntegrationOrUndefined(
   type: IntegrationType,
   opts: FindOptions,
 ): Promise<ResolvedIntegration | undefined> {
-  const row = await queryOne<IntegrationRow>(
+  const row = await db.queryOne<IntegrationRow>(
     em,
     sql`select ${integrationColumns} from integration i where i.id = ${id} and i.organization_id = ${organizationId} and i.type = ${type}`,
   );
@@ -86,12 +88,12 @@ export async function findPersonalIntegration(
   type: IntegrationType | undefined,
   opts: FindOptions,
 ): Promise<ResolvedIntegration & { userId: string }> {
-  const row = await queryOne<PersonalIntegrationRow>(
+  const row = await db.queryOne<PersonalIntegrationRow>(
     em,
     sql`select ${personalColumns} from personal_integration i
           where i.id = ${id} and i.organization_id = ${owner.organizationId} and i.user_id = ${owner.userId} and i.status = 'ACTIVE'`,
   );
-  if (!row) throw new NotFoundError('Personal integration', id);
+  if (!row) throw new errors.NotFoundError('Personal integration', id);
   checkType(row, type, opts.field);
   return { ...resolve(row, opts.secrets), userId: row.userId };
 }

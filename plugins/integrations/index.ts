@@ -1,4 +1,4 @@
-import { definePlugin, defineRead, defineWrite, IdParams } from '../../core/public.ts';
+import { definePlugin, defineRead, defineWrite, schemas } from '../../core/public.ts';
 import { integrationsSection, personalIntegrationsSection } from './bootstrap.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
@@ -42,7 +42,7 @@ export default definePlugin({
         description: 'Get one organization integration by id; settings only, never credentials.',
         path: '/integrations/:id',
         tags: ['Integrations'],
-        params: IdParams,
+        params: schemas.IdParams,
         response: IntegrationSchema,
         run: (c, { id }) => service.get(c, id),
       }),
@@ -67,7 +67,7 @@ export default definePlugin({
         path: '/me/integrations/:id',
         tags,
         tool: false,
-        params: IdParams,
+        params: schemas.IdParams,
         response: PersonalIntegrationSchema,
         run: (c, { id }) => service.getMine(c, id),
       }),
@@ -81,7 +81,7 @@ export default definePlugin({
           'the storage drives and folders it backed are kept.',
         path: '/me/integrations/:id',
         tags,
-        params: IdParams,
+        params: schemas.IdParams,
         status: 204,
         run: (c, { params }) => service.deleteMine(c, params.id),
       }),

@@ -1,4 +1,4 @@
-import { StringEnum, Timestamp, Type, Uuid, NotBlank, type Static } from '../../core/public.ts';
+import { schemas, type Static, Type } from '../../core/public.ts';
 
 /** The external systems an integration connects (storage credentials live with storage drives). */
 export const INTEGRATION_TYPES = ['ELN_A', 'ELN_B', 'GIT'] as const;
@@ -11,27 +11,27 @@ const Settings = Type.Record(Type.String(), Type.Unknown(), {
 });
 
 export const IntegrationSchema = Type.Object({
-  id: Uuid(),
-  organizationId: Uuid(),
-  type: StringEnum(INTEGRATION_TYPES),
+  id: schemas.Uuid(),
+  organizationId: schemas.Uuid(),
+  type: schemas.StringEnum(INTEGRATION_TYPES),
   name: Type.String(),
   settings: Settings,
   hasCredentials: Type.Boolean({ description: 'Whether credentials are stored (they are never returned)' }),
-  createdAt: Timestamp(),
-  updatedAt: Timestamp(),
+  createdAt: schemas.Timestamp(),
+  updatedAt: schemas.Timestamp(),
 });
 
 export const PersonalIntegrationSchema = Type.Object({
-  id: Uuid(),
-  organizationId: Uuid(),
-  userId: Uuid({ description: 'The user who owns the connection (always the caller)' }),
-  type: StringEnum(INTEGRATION_TYPES),
+  id: schemas.Uuid(),
+  organizationId: schemas.Uuid(),
+  userId: schemas.Uuid({ description: 'The user who owns the connection (always the caller)' }),
+  type: schemas.StringEnum(INTEGRATION_TYPES),
   name: Type.String(),
   settings: Settings,
-  status: StringEnum(PERSONAL_INTEGRATION_STATUSES, { description: 'Only ACTIVE connections are listed' }),
+  status: schemas.StringEnum(PERSONAL_INTEGRATION_STATUSES, { description: 'Only ACTIVE connections are listed' }),
   hasCredentials: Type.Boolean({ description: 'Whether credentials are stored (they are never returned)' }),
-  createdAt: Timestamp(),
-  updatedAt: Timestamp(),
+  createdAt: schemas.Timestamp(),
+  updatedAt: schemas.Timestamp(),
 }, { title: 'PersonalIntegration' });
 
 /** How a public setting is checked when it is stored: a vendor URL, a directory on the server, or as is. */
@@ -54,16 +54,16 @@ const Credentials = Type.Record(Type.String(), Type.Unknown(), { description: 'S
 
 /** A bootstrap-file `integrations` item (without `ref` and `organization`). */
 export const IntegrationInput = Type.Object({
-  type: StringEnum(INTEGRATION_TYPES),
-  name: NotBlank({ maxLength: 255 }),
+  type: schemas.StringEnum(INTEGRATION_TYPES),
+  name: schemas.NotBlank({ maxLength: 255 }),
   settings: Type.Optional(Settings),
   credentials: Type.Optional(Credentials),
 });
 
 /** A bootstrap-file `personalIntegrations` item (without `ref`, `user` and `organization`). */
 export const PersonalIntegrationInput = Type.Object({
-  type: StringEnum(INTEGRATION_TYPES),
-  name: NotBlank({ maxLength: 255 }),
+  type: schemas.StringEnum(INTEGRATION_TYPES),
+  name: schemas.NotBlank({ maxLength: 255 }),
   settings: Type.Optional(Settings),
   credentials: Credentials,
 });

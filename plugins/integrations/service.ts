@@ -1,4 +1,4 @@
-import { fetchPage, isoDate, NotFoundError, queryOne, raw, sql, type OperationContext, type PageRequest, writeTransaction } from '../../core/public.ts';
+import { db, errors, fetchPage, type OperationContext, type PageRequest, raw, sql } from '../../core/public.ts';
 import { publicFields } from '../../lib/integrations/index.ts';
 import { publicSettingNames, type IntegrationType } from './schemas.ts';
 
@@ -33,8 +33,8 @@ export function toIntegrationDto(r: IntegrationRow) {
     name: r.name,
     settings: publicFields(r.settings, publicSettingNames(r.type)),
     hasCredentials: r.credentials !== null,
-    createdAt: isoDate(r.createdAt)!,
-    updatedAt: isoDate(r.updatedAt)!,
+    createdAt: db.isoDate(r.createdAt)!,
+    updatedAt: db.isoDate(r.updatedAt)!,
   };
 }
 
@@ -63,11 +63,11 @@ export class IntegrationService {
   }
 
   async get(ctx: OperationContext, id: string) {
-    const row = await queryOne<IntegrationRow>(
+    const row = await db.queryOne<IntegrationRow>(
       ctx.em,
       sql`select ${integrationColumns} from integration i where i.id = ${id} and i.organization_id = ${ctx.actor.organizationId}`,
     );
-    if (!row) throw new NotFoundError('Integration', id);
+    if (!row) throw new errors.NotFoundError('Integration', id);
     return toIntegrationDto(row);
   }
 
@@ -83,8 +83,8 @@ export class IntegrationService {
   }
 
   async getMine(ctx: OperationContext, id: string) {
-    const row = await queryOne<PersonalIntegrationRow>(ctx.em, sql`select ${personalColumns} from personal_integration i where i.id = ${id} and ${this.#mine(ctx)}`);
-    if (!row) throw new NotFoundError('Personal integration', id);
+    const row = await db.queryOne<PersonalIntegrationRow>(ctx.em, sql`select ${personalColumns} from personal_integration i where i.id = ${id} and ${this.#mine(ctx)}`);
+    if (!row) throw new errors.NotFoundError('Personal integration', id);
     return toPersonalDto(row);
   }
 
@@ -93,13 +93,13 @@ export class IntegrationService {
    * other plugins and stay as they are.
    */
   async deleteMine(ctx: OperationContext, id: string): Promise<void> {
-    await writeTransaction(ctx.em, async (em) => {
-      const row = await queryOne<PersonalIntegrationRow>(
+    await db.writeTransaction(ctx.em, async (em) => {
+      const row = await db.queryOne<PersonalIntegrationRow>(
         em,
         sql`update personal_integration i set status = 'ARCHIVED', credentials = null, archived_at = now(), updated_at = now()
               where i.id = ${id} and ${this.#mine(ctx)} returning ${personalColumns}`,
       );
-      if (!row) throw new NotFoundError('Personal integration', id);
+      if (!row) throw new errors.NotFoundError('Personal integration', id);
       ctx.services.activity.record(em, ctx.actor, {
         eventType: 'personal_integration.disconnected',
         data: { integrationId: id, type: row.type, name: row.name },

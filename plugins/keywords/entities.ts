@@ -1,4 +1,4 @@
-import { creationTime, defineEntity, p } from '../../core/public.ts';
+import { db, defineEntity, p } from '../../core/public.ts';
 
 export const Keyword = defineEntity({
   name: 'Keyword',
@@ -8,6 +8,6 @@ export const Keyword = defineEntity({
     organizationId: p.uuid(),
     value: p.string(),
     createdById: p.uuid(),
-    createdAt: p.datetime().onCreate(creationTime),
+    createdAt: p.datetime().onCreate(db.creationTime),
   },
 });

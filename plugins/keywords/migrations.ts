@@ -1,6 +1,6 @@
-import type { MigrationDefinition } from '../../core/public.ts';
+import type { db } from '../../core/public.ts';
 
-export const migrations: MigrationDefinition[] = [
+export const migrations: db.MigrationDefinition[] = [
   {
     name: 'keywords-0001-init',
     sql: [

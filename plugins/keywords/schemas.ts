@@ -1,15 +1,15 @@
-import { NotBlank, Timestamp, Type, Uuid, type Static } from '../../core/public.ts';
+import { schemas, type Static, Type } from '../../core/public.ts';
 
 export const keywordSchema = Type.Object({
-  id: Uuid(),
-  organizationId: Uuid(),
+  id: schemas.Uuid(),
+  organizationId: schemas.Uuid(),
   value: Type.String({ description: 'Case-sensitive; unique within the organization' }),
-  createdById: Uuid({ description: 'Organization user who created the keyword' }),
-  createdAt: Timestamp(),
+  createdById: schemas.Uuid({ description: 'Organization user who created the keyword' }),
+  createdAt: schemas.Timestamp(),
 });
 
 export const createBodySchema = Type.Object({
-  value: NotBlank({
+  value: schemas.NotBlank({
     maxLength: 255,
     description: 'Case-sensitive; leading and trailing white space is removed; a value the organization already has is a 409',
   }),

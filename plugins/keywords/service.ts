@@ -1,4 +1,4 @@
-import { isoDate, raw } from '../../core/public.ts';
+import { db, raw } from '../../core/public.ts';
 import { OrganizationRecords } from '../../lib/records/index.ts';
 import { Keyword } from './entities.ts';
 
@@ -11,7 +11,7 @@ interface KeywordShape {
 }
 
 function toDto(k: KeywordShape) {
-  return { id: k.id, organizationId: k.organizationId, value: k.value, createdById: k.createdById, createdAt: isoDate(k.createdAt)! };
+  return { id: k.id, organizationId: k.organizationId, value: k.value, createdById: k.createdById, createdAt: db.isoDate(k.createdAt)! };
 }
 
 export const keywordSort = {

@@ -1,10 +1,10 @@
 import { parentKinds } from '../../lib/records/index.ts';
-import { BootstrapError, HttpError, Uuid, validateInput, ValidationError, type BootstrapSection } from '../../core/public.ts';
+import { type BootstrapSection, errors, schemas } from '../../core/public.ts';
 import { NoteService, ORGANIZATION, type NoteParent } from './service.ts';
 
 /** The keys a `parent` may have (contract, "Bootstrap file"): exactly one of them. */
 const PARENT_KEYS: Record<string, string> = { organization: ORGANIZATION, projectId: 'project', studyId: 'study', assayId: 'assay' };
-const UuidValue = Uuid();
+const UuidValue = schemas.Uuid();
 
 /**
  * The bootstrap file's `notes` section: `{ref, parent, type, format, content, archived?}` per
@@ -28,8 +28,8 @@ export const notesSection: BootstrapSection = async (ctx, items) => {
         archived: item.archived as boolean | undefined,
       })
       .catch((e: unknown) => {
-        if (e instanceof ValidationError && e.errors.length) throw new BootstrapError(`${where}: ${e.errors.map((f) => `${f.field} ${f.message}`).join('; ')}`);
-        if (e instanceof HttpError) throw new BootstrapError(`${where}: ${e.message}`);
+        if (e instanceof errors.ValidationError && e.errors.length) throw new errors.BootstrapError(`${where}: ${e.errors.map((f) => `${f.field} ${f.message}`).join('; ')}`);
+        if (e instanceof errors.HttpError) throw new errors.BootstrapError(`${where}: ${e.message}`);
         throw e;
       });
     if (typeof item.ref === 'string') out[item.ref] = { id: note.id };
@@ -44,19 +44,19 @@ async function resolveParent(
   where: string,
 ): Promise<{ parent: NoteParent; organizationId: string }> {
   const shape = `parent must be one of {"organization": REF}, {"projectId": UUID}, {"studyId": UUID}, {"assayId": UUID}`;
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new BootstrapError(`${where}: ${shape}`);
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new errors.BootstrapError(`${where}: ${shape}`);
   const entries = Object.entries(value);
-  if (entries.length !== 1 || !(entries[0][0] in PARENT_KEYS)) throw new BootstrapError(`${where}: ${shape}`);
+  if (entries.length !== 1 || !(entries[0][0] in PARENT_KEYS)) throw new errors.BootstrapError(`${where}: ${shape}`);
   const [key, id] = entries[0];
   const kind = PARENT_KEYS[key];
   if (kind === ORGANIZATION) {
     const organizationId = await ctx.organization(id, where);
     return { parent: { kind, id: organizationId }, organizationId };
   }
-  if (validateInput(UuidValue, id).length) throw new BootstrapError(`${where}: parent ${key} must be a UUID`);
-  if (!parentKinds(ctx.services).get(kind)) throw new BootstrapError(`${where}: parent ${key}: no enabled plugin provides ${kind} records`);
+  if (schemas.validateInput(UuidValue, id).length) throw new errors.BootstrapError(`${where}: parent ${key} must be a UUID`);
+  if (!parentKinds(ctx.services).get(kind)) throw new errors.BootstrapError(`${where}: parent ${key}: no enabled plugin provides ${kind} records`);
   const parent = { kind, id: id as string };
   const organizationId = await service.organizationOf(ctx.em, parent);
-  if (!organizationId) throw new BootstrapError(`${where}: unknown ${kind} "${String(id)}"`);
+  if (!organizationId) throw new errors.BootstrapError(`${where}: unknown ${kind} "${String(id)}"`);
   return { parent, organizationId };
 }

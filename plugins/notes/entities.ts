@@ -1,5 +1,5 @@
 import { defineEntity, p } from '../../core/public.ts';
-import { creationTime } from '../../core/public.ts';
+import { db } from '../../core/public.ts';
 
 /** A note; its content lives in versions, `currentVersion` names the one exposed. */
 export const Note = defineEntity({
@@ -15,8 +15,8 @@ export const Note = defineEntity({
     format: p.string(),
     archived: p.boolean(),
     createdById: p.uuid().nullable(),
-    createdAt: p.datetime().onCreate(creationTime),
-    updatedAt: p.datetime().onCreate(creationTime),
+    createdAt: p.datetime().onCreate(db.creationTime),
+    updatedAt: p.datetime().onCreate(db.creationTime),
     currentVersion: p.integer(),
   },
 });
@@ -31,6 +31,6 @@ export const NoteVersion = defineEntity({
     organizationId: p.uuid(),
     content: p.text(),
     createdById: p.uuid().nullable(),
-    createdAt: p.datetime().onCreate(creationTime),
+    createdAt: p.datetime().onCreate(db.creationTime),
   },
 });

@@ -1,4 +1,4 @@
-import { definePlugin, defineRead, IdParams, withArticle } from '../../core/public.ts';
+import { definePlugin, defineRead, schemas, withArticle } from '../../core/public.ts';
 import { cascadeWithParents, parentParam, parentParams, parentType, parentKinds } from '../../lib/records/index.ts';
 import { notesSection } from './bootstrap.ts';
 import { Note, NoteVersion } from './entities.ts';
@@ -56,7 +56,7 @@ export default definePlugin({
         description: 'Get one note of the caller\'s organization by id.',
         path: '/organization-notes/:id',
         tags,
-        params: IdParams,
+        params: schemas.IdParams,
         response,
         run: (c, { id }) => service.getOfOrganization(c, id),
       }),
@@ -83,7 +83,7 @@ export default definePlugin({
           tags,
           params: parentParams(parent, 'id'),
           // A look-up tool takes the note's id alone; the REST path also names the parent.
-          toolParams: IdParams,
+          toolParams: schemas.IdParams,
           response,
           run: (c, params) => service.getOf(c, parent, params, String(params.id)),
         }),

@@ -1,21 +1,17 @@
 import crypto from 'node:crypto';
 import {
-  fetchPage,
-  isoDate,
-  NotFoundError,
-  queryOne,
-  raw,
-  sql,
-  ValidationError,
   type Actor,
+  db,
   type EntityManager,
-  type FieldError,
+  errors,
+  fetchPage,
   type KernelServices,
   type OperationContext,
   type PageRequest,
+  raw,
   type Sql,
+  sql,
   withArticle,
-  writeTransaction,
 } from '../../core/public.ts';
 import {
   attachedColumns,
@@ -75,8 +71,8 @@ function toDto(n: NoteShape) {
     content: n.content,
     version: n.version,
     createdById: n.createdById ?? null,
-    createdAt: isoDate(n.createdAt)!,
-    updatedAt: isoDate(n.updatedAt)!,
+    createdAt: db.isoDate(n.createdAt)!,
+    updatedAt: db.isoDate(n.updatedAt)!,
   };
 }
 
@@ -100,18 +96,18 @@ function oneOf(values: readonly string[]) {
 
 /** The rules of a note's fields, for a new note (`creating`) or the fields an edit gives. */
 function checkFields(input: NoteEdit, creating: boolean): void {
-  const errors: FieldError[] = [];
+  const problems: errors.FieldError[] = [];
   const check = (field: keyof NoteEdit, ok: (v: unknown) => boolean, message: string) => {
     const value = input[field];
     if (value === undefined) {
-      if (creating && field !== 'archived') errors.push({ field, message: 'is required' });
-    } else if (!ok(value)) errors.push({ field, message });
+      if (creating && field !== 'archived') problems.push({ field, message: 'is required' });
+    } else if (!ok(value)) problems.push({ field, message });
   };
   check('type', (v) => (NOTE_TYPES as readonly unknown[]).includes(v), oneOf(NOTE_TYPES));
   check('format', (v) => (NOTE_FORMATS as readonly unknown[]).includes(v), oneOf(NOTE_FORMATS));
   check('content', (v) => typeof v === 'string', 'must be a string');
   check('archived', (v) => typeof v === 'boolean', 'must be a boolean');
-  if (errors.length) throw new ValidationError(errors);
+  if (problems.length) throw new errors.ValidationError(problems);
 }
 
 /**
@@ -167,11 +163,11 @@ export class NoteService {
   }
 
   async #one(ctx: OperationContext, id: string, scope: Sql): Promise<NoteDto> {
-    const row = await queryOne<NoteShape>(
+    const row = await db.queryOne<NoteShape>(
       ctx.em,
       sql`select ${columns} from ${current} where n.id = ${id} and n.organization_id = ${ctx.actor.organizationId} and not n.archived and ${scope}`,
     );
-    if (!row) throw new NotFoundError('Note', id);
+    if (!row) throw new errors.NotFoundError('Note', id);
     return toDto(row);
   }
 
@@ -186,10 +182,10 @@ export class NoteService {
     const kind = parentKinds(this.#services).get(parent.kind);
     if (parent.kind === ORGANIZATION || !kind) {
       if (parent.kind !== ORGANIZATION) return undefined;
-      const row = await queryOne<{ id: string }>(em, sql`select o.id from organization o where o.id = ${parent.id}`);
+      const row = await db.queryOne<{ id: string }>(em, sql`select o.id from organization o where o.id = ${parent.id}`);
       return row?.id;
     }
-    const row = await queryOne<{ organizationId: string }>(em, sql`select r.organization_id as "organizationId" from ${raw(kind.table)} r where r.id = ${parent.id}`);
+    const row = await db.queryOne<{ organizationId: string }>(em, sql`select r.organization_id as "organizationId" from ${raw(kind.table)} r where r.id = ${parent.id}`);
     return row?.organizationId;
   }
 
@@ -202,13 +198,13 @@ export class NoteService {
     checkFields(input, true);
     const kind = parentKinds(this.#services).get(input.parent.kind);
     if (input.parent.kind !== ORGANIZATION && !kind) {
-      throw new ValidationError([{ field: 'parent', message: `notes cannot be attached to ${withArticle(input.parent.kind)} (no enabled plugin provides that kind)` }]);
+      throw new errors.ValidationError([{ field: 'parent', message: `notes cannot be attached to ${withArticle(input.parent.kind)} (no enabled plugin provides that kind)` }]);
     }
     if ((await this.organizationOf(em, input.parent)) !== input.organizationId) {
-      throw new NotFoundError(kind?.label ?? 'Organization', input.parent.id);
+      throw new errors.NotFoundError(kind?.label ?? 'Organization', input.parent.id);
     }
     if (input.actor && input.actor.organizationId !== input.organizationId) {
-      throw new ValidationError([{ field: 'actor', message: 'must be a member of the note\'s organization' }]);
+      throw new errors.ValidationError([{ field: 'actor', message: 'must be a member of the note\'s organization' }]);
     }
     const id = crypto.randomUUID();
     const createdById = input.actor?.organizationUserId ?? null;
@@ -236,9 +232,9 @@ export class NoteService {
    * `note.updated` with the editing actor; an edit that changes nothing records nothing.
    */
   async edit(ctx: OperationContext, noteId: string, changes: NoteEdit): Promise<NoteDto> {
-    return writeTransaction(ctx.em, async (em) => {
+    return db.writeTransaction(ctx.em, async (em) => {
       const note = await em.findOne(Note, { id: noteId, organizationId: ctx.actor.organizationId });
-      if (!note) throw new NotFoundError('Note', noteId);
+      if (!note) throw new errors.NotFoundError('Note', noteId);
       const access = await this.#accessForEdit({ ...ctx, em }, note);
       checkFields(changes, false);
       const latest = await em.findOneOrFail(NoteVersion, { noteId, version: note.currentVersion });
@@ -282,11 +278,11 @@ export class NoteService {
     if (note.parentKind === ORGANIZATION) return null;
     const kind = parentKinds(this.#services).get(note.parentKind);
     const access = await kind?.access(ctx, note.parentId).catch((e: unknown) => {
-      if (e instanceof NotFoundError) return undefined;
+      if (e instanceof errors.NotFoundError) return undefined;
       throw e;
     });
     // The note is as invisible as its parent: the 404 names the note, not the parent.
-    if (!access) throw new NotFoundError('Note', note.id);
+    if (!access) throw new errors.NotFoundError('Note', note.id);
     ctx.services.permissions.assertContributor(access);
     return access;
   }

@@ -1,4 +1,4 @@
-import type { MigrationDefinition } from '../../core/public.ts';
+import type { db } from '../../core/public.ts';
 
 /** None: grants are rows of the kernel table `project_member`, which the permission service reads. */
-export const migrations: MigrationDefinition[] = [];
+export const migrations: db.MigrationDefinition[] = [];

@@ -1,26 +1,20 @@
 import crypto from 'node:crypto';
 import {
-  writeTransaction,
+  db,
+  errors,
   fetchPage,
-  isoDate,
-  NotFoundError,
-  OrganizationUser,
-  ProjectMember,
-  queryOne,
-  raw,
-  sql,
-  Team,
-  ValidationError,
-  ConflictError,
   type OperationContext,
   type PageRequest,
+  raw,
+  sql,
   type Static,
+  tables,
 } from '../../core/public.ts';
 import { lockProjectGrants, projectAccess } from '../projects/extensions.ts';
 import type { GrantBody, GrantDto } from './schemas.ts';
 
 const columns = raw(`g.id, g.project_id as "projectId", g.organization_user_id as "organizationUserId", g.team_id as "teamId", g.created_at as "createdAt"`);
-const toDto = (g: Omit<GrantDto, 'createdAt'> & { createdAt: string | Date }): GrantDto => ({ ...g, createdAt: isoDate(g.createdAt)! });
+const toDto = (g: Omit<GrantDto, 'createdAt'> & { createdAt: string | Date }): GrantDto => ({ ...g, createdAt: db.isoDate(g.createdAt)! });
 export const grantSort = { fields: { createdAt: 'g.created_at' }, default: ['createdAt,asc'], tiebreaker: 'g.id' };
 
 export async function list(ctx: OperationContext, projectId: string, page: PageRequest) {
@@ -33,32 +27,32 @@ export async function list(ctx: OperationContext, projectId: string, page: PageR
 /** The organization user or team a grant body names, checked to be of the caller's organization. */
 async function grantee(ctx: OperationContext, body: Static<typeof GrantBody>): Promise<{ organizationUserId: string | null; teamId: string | null }> {
   const given = (['organizationUserId', 'userId', 'teamId'] as const).filter((k) => body[k] !== undefined);
-  if (given.length !== 1) throw new ValidationError('Give exactly one of organizationUserId, userId or teamId');
+  if (given.length !== 1) throw new errors.ValidationError('Give exactly one of organizationUserId, userId or teamId');
   const org = ctx.actor.organizationId;
   if (body.teamId) {
-    if (!(await ctx.em.findOne(Team, { id: body.teamId, organizationId: org }))) {
-      throw new ValidationError([{ field: 'teamId', message: 'is not a team of this organization' }]);
+    if (!(await ctx.em.findOne(tables.Team, { id: body.teamId, organizationId: org }))) {
+      throw new errors.ValidationError([{ field: 'teamId', message: 'is not a team of this organization' }]);
     }
     return { organizationUserId: null, teamId: body.teamId };
   }
   const where = body.userId ? { userId: body.userId, organizationId: org } : { id: body.organizationUserId!, organizationId: org };
-  const ou = await ctx.em.findOne(OrganizationUser, where);
-  if (!ou) throw new ValidationError([{ field: given[0], message: 'is not a user of this organization' }]);
+  const ou = await ctx.em.findOne(tables.OrganizationUser, where);
+  if (!ou) throw new errors.ValidationError([{ field: given[0], message: 'is not a user of this organization' }]);
   // A grant to a deactivated membership would silently come back to life on reactivation.
-  if (ou.status === 'INACTIVE') throw new ValidationError([{ field: given[0], message: 'is an INACTIVE user of this organization' }]);
+  if (ou.status === 'INACTIVE') throw new errors.ValidationError([{ field: given[0], message: 'is an INACTIVE user of this organization' }]);
   return { organizationUserId: ou.id, teamId: null };
 }
 
 export async function grant(ctx: OperationContext, projectId: string, body: Static<typeof GrantBody>): Promise<GrantDto> {
-  return writeTransaction(ctx.em, async (em) => {
+  return db.writeTransaction(ctx.em, async (em) => {
     const tx = { ...ctx, em };
     ctx.services.permissions.assertContributor(await projectAccess(tx, projectId));
     await lockProjectGrants(tx, projectId);
     const who = await grantee(tx, body);
-    const exists = await queryOne(em, sql`select 1 from project_member where project_id = ${projectId}
+    const exists = await db.queryOne(em, sql`select 1 from project_member where project_id = ${projectId}
       and ${who.teamId ? sql`team_id = ${who.teamId}` : sql`organization_user_id = ${who.organizationUserId}`}`);
-    if (exists) throw new ConflictError('This access is already granted');
-    const g = em.create(ProjectMember, { id: crypto.randomUUID(), organizationId: ctx.actor.organizationId, projectId, ...who });
+    if (exists) throw new errors.ConflictError('This access is already granted');
+    const g = em.create(tables.ProjectMember, { id: crypto.randomUUID(), organizationId: ctx.actor.organizationId, projectId, ...who });
     ctx.services.activity.record(em, ctx.actor, { eventType: 'project.access_granted', projectId, data: { grantId: g.id, ...who } });
     await em.flush();
     return toDto({ id: g.id, projectId, ...who, createdAt: g.createdAt });
@@ -66,12 +60,12 @@ export async function grant(ctx: OperationContext, projectId: string, body: Stat
 }
 
 export async function revoke(ctx: OperationContext, projectId: string, grantId: string): Promise<void> {
-  await writeTransaction(ctx.em, async (em) => {
+  await db.writeTransaction(ctx.em, async (em) => {
     const tx = { ...ctx, em };
     ctx.services.permissions.assertContributor(await projectAccess(tx, projectId));
     await lockProjectGrants(tx, projectId);
-    const g = await em.findOne(ProjectMember, { id: grantId, projectId, organizationId: ctx.actor.organizationId });
-    if (!g) throw new NotFoundError('ProjectAccess', grantId);
+    const g = await em.findOne(tables.ProjectMember, { id: grantId, projectId, organizationId: ctx.actor.organizationId });
+    if (!g) throw new errors.NotFoundError('ProjectAccess', grantId);
     em.remove(g);
     ctx.services.activity.record(em, ctx.actor, {
       eventType: 'project.access_revoked',

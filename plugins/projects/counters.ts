@@ -1,10 +1,10 @@
-import type { CounterSource } from '../../core/public.ts';
+import type { counters } from '../../core/public.ts';
 
 /**
  * This plugin's part of `labdata recount` (core/counters): projects per class, and activity,
  * whose class is its project's visibility (NONE without a project, DELETED once it is gone).
  */
-export const projectCounters: CounterSource = {
+export const projectCounters: counters.CounterSource = {
   plugin: 'projects',
   tables: ['project', 'project_member', 'activity'],
   statements: [

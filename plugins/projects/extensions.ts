@@ -1,14 +1,14 @@
 import {
-  visibleTotal,
-  createExtensionPoint,
-  query,
-  raw,
-  sql,
   type AccessColumns,
   type Actor,
+  counters,
+  createExtensionPoint,
+  db,
   type KernelServices,
   type OperationContext,
+  raw,
   type Sql,
+  sql,
 } from '../../core/public.ts';
 import { provisioning, retryInitializationWrite } from '../../lib/integrations/index.ts';
 import { parentKinds, type InitializingHook, type RecordAccess, type RecordExtensions, type ParentAccess } from '../../lib/records/index.ts';
@@ -70,7 +70,7 @@ export function privateGrantTotal(actor: Actor, kind: string, categories?: reado
 
 /** SQL expression: the exact number of projects the actor may view (maintained counters, O(1 + teams)). */
 export function visibleProjectTotal(actor: Actor): Sql {
-  return visibleTotal(actor, 'project', privateGrantTotal(actor, 'project'));
+  return counters.visibleTotal(actor, 'project', privateGrantTotal(actor, 'project'));
 }
 
 /**
@@ -78,7 +78,7 @@ export function visibleProjectTotal(actor: Actor): Sql {
  * projects the actor may view; `categories` narrows activity.
  */
 export function visibleChildTotal(actor: Actor, kind: string, categories?: readonly string[]): Sql {
-  return visibleTotal(actor, kind, privateGrantTotal(actor, kind, categories), categories);
+  return counters.visibleTotal(actor, kind, privateGrantTotal(actor, kind, categories), categories);
 }
 
 /** How the actor reaches the project aliased `alias` (the lifecycle record's access). */
@@ -116,5 +116,5 @@ export function projectAccess(ctx: OperationContext, projectId: string): Promise
  * after a write's FOR SHARE, two grant changes would each wait for the other's share lock.
  */
 export async function lockProjectGrants(ctx: OperationContext, projectId: string): Promise<void> {
-  await query(ctx.em, sql`select 1 from project where id = ${projectId} and organization_id = ${ctx.actor.organizationId} for no key update`);
+  await db.query(ctx.em, sql`select 1 from project where id = ${projectId} and organization_id = ${ctx.actor.organizationId} for no key update`);
 }

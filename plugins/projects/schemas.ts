@@ -1,15 +1,15 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { NotBlank, StringEnum, Uuid, VISIBILITIES } from '../../core/public.ts';
+import { schemas, VISIBILITIES } from '../../core/public.ts';
 import { lifecycleProperties } from '../../lib/records/index.ts';
 
 
-const Visibility = StringEnum(VISIBILITIES, { description: 'Who may view the project' });
+const Visibility = schemas.StringEnum(VISIBILITIES, { description: 'Who may view the project' });
 
 /** The project as both surfaces return it; contributed response fields are merged in. */
 export function projectSchema(extra: Record<string, TSchema>) {
   return Type.Object({
-      id: Uuid(),
-      organizationId: Uuid(),
+      id: schemas.Uuid(),
+      organizationId: schemas.Uuid(),
       code: Type.String(),
       name: Type.String(),
       description: Type.String(),
@@ -21,10 +21,10 @@ export function projectSchema(extra: Record<string, TSchema>) {
 
 export function createBodySchema(extra: Record<string, TSchema>) {
   return Type.Object({
-    code: NotBlank({ maxLength: 64 }),
-    name: NotBlank({ maxLength: 255 }),
-    description: NotBlank({ maxLength: 10000 }),
-    visibility: Type.Optional(StringEnum(VISIBILITIES, { description: 'Who may view the project; defaults to PRIVATE' })),
+    code: schemas.NotBlank({ maxLength: 64 }),
+    name: schemas.NotBlank({ maxLength: 255 }),
+    description: schemas.NotBlank({ maxLength: 10000 }),
+    visibility: Type.Optional(schemas.StringEnum(VISIBILITIES, { description: 'Who may view the project; defaults to PRIVATE' })),
     ...extra,
   });
 }
@@ -32,9 +32,9 @@ export function createBodySchema(extra: Record<string, TSchema>) {
 /** PUT merges: omitted fields keep their value; present ones follow the create rules. */
 export function updateBodySchema(extra: Record<string, TSchema>) {
   return Type.Object({
-    code: Type.Optional(NotBlank({ maxLength: 64 })),
-    name: Type.Optional(NotBlank({ maxLength: 255 })),
-    description: Type.Optional(NotBlank({ maxLength: 10000 })),
+    code: Type.Optional(schemas.NotBlank({ maxLength: 64 })),
+    name: Type.Optional(schemas.NotBlank({ maxLength: 255 })),
+    description: Type.Optional(schemas.NotBlank({ maxLength: 10000 })),
     visibility: Type.Optional(Visibility),
     status: Type.Optional(Type.String({ description: 'Read-only here: change it with POST /projects/{id}/status' })),
     version: Type.Optional(Type.Integer({ description: 'When given, the update fails with 409 unless it is the current version' })),

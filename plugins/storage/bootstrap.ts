@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { BootstrapError, validateInput, type BootstrapSection, type FieldError } from '../../core/public.ts';
+import { type BootstrapSection, errors, schemas } from '../../core/public.ts';
 import { storageRootProblem, vendorUrlProblem, type OutboundPolicy } from '../../lib/integrations/index.ts';
 import type { StoredSettings } from './drives.ts';
 import { baseName, checkFolderName, normalizePath, PathSyntaxError } from './paths.ts';
@@ -9,25 +9,25 @@ import { DriveItem } from './schemas.ts';
 const S3_FIELDS = ['endpoint', 'region', 'bucket', 'prefix', 'forcePathStyle'] as const;
 
 /** The kind-specific rules the schema cannot say: which settings each kind needs and refuses, and where a drive may point. */
-function kindErrors(item: DriveItem, policy: OutboundPolicy): FieldError[] {
-  const errors: FieldError[] = [];
+function kindErrors(item: DriveItem, policy: OutboundPolicy): errors.FieldError[] {
+  const problems: errors.FieldError[] = [];
   if (item.kind === 'LOCAL') {
     const rootProblem = item.rootPath === undefined ? 'is required for a LOCAL drive' : storageRootProblem(item.rootPath);
-    if (rootProblem) errors.push({ field: 'rootPath', message: rootProblem });
-    for (const f of S3_FIELDS) if (item[f] !== undefined) errors.push({ field: f, message: 'is only for S3 drives' });
-    if (item.credentials) errors.push({ field: 'credentials', message: 'is only for S3 drives' });
+    if (rootProblem) problems.push({ field: 'rootPath', message: rootProblem });
+    for (const f of S3_FIELDS) if (item[f] !== undefined) problems.push({ field: f, message: 'is only for S3 drives' });
+    if (item.credentials) problems.push({ field: 'credentials', message: 'is only for S3 drives' });
   } else {
-    for (const f of ['endpoint', 'region', 'bucket'] as const) if (item[f] === undefined) errors.push({ field: f, message: 'is required for an S3 drive' });
+    for (const f of ['endpoint', 'region', 'bucket'] as const) if (item[f] === undefined) problems.push({ field: f, message: 'is required for an S3 drive' });
     const endpointProblem = item.endpoint === undefined ? undefined : vendorUrlProblem(item.endpoint, policy);
-    if (endpointProblem) errors.push({ field: 'endpoint', message: endpointProblem });
-    if (!item.credentials) errors.push({ field: 'credentials', message: 'is required for an S3 drive ({accessKeyId, secretAccessKey})' });
-    if (item.rootPath !== undefined) errors.push({ field: 'rootPath', message: 'is only for LOCAL drives' });
+    if (endpointProblem) problems.push({ field: 'endpoint', message: endpointProblem });
+    if (!item.credentials) problems.push({ field: 'credentials', message: 'is required for an S3 drive ({accessKeyId, secretAccessKey})' });
+    if (item.rootPath !== undefined) problems.push({ field: 'rootPath', message: 'is only for LOCAL drives' });
   }
   if (item.projectRoot !== undefined) {
     try {
       normalizePath(item.projectRoot);
     } catch (err) {
-      if (err instanceof PathSyntaxError) errors.push({ field: 'projectRoot', message: err.message });
+      if (err instanceof PathSyntaxError) problems.push({ field: 'projectRoot', message: err.message });
     }
   }
   for (const [i, folder] of (item.sharedFolders ?? []).entries()) {
@@ -35,10 +35,10 @@ function kindErrors(item: DriveItem, policy: OutboundPolicy): FieldError[] {
       normalizePath(folder.path);
       if (folder.name !== undefined) checkFolderName(folder.name);
     } catch (err) {
-      if (err instanceof PathSyntaxError) errors.push({ field: `sharedFolders.${i}`, message: err.message });
+      if (err instanceof PathSyntaxError) problems.push({ field: `sharedFolders.${i}`, message: err.message });
     }
   }
-  return errors;
+  return problems;
 }
 
 /**
@@ -55,7 +55,7 @@ export const storageDrivesSection: BootstrapSection = async (ctx, items) => {
     const organizationId = await ctx.organization(raw.organization, where);
     const { ref, organization: _organization, settings, ...rest } = raw;
     if (settings !== undefined && (typeof settings !== 'object' || settings === null || Array.isArray(settings))) {
-      throw new BootstrapError(`${where}: settings must be an object`);
+      throw new errors.BootstrapError(`${where}: settings must be an object`);
     }
     const given: Record<string, unknown> = { ...(settings as object | undefined), ...rest };
     // Allow-list: the fields of the item schema (a kind's public settings and the item's own
@@ -63,11 +63,11 @@ export const storageDrivesSection: BootstrapSection = async (ctx, items) => {
     const body: Record<string, unknown> = {};
     const secret: Record<string, unknown> = {};
     for (const [field, value] of Object.entries(given)) (field in DriveItem.properties ? body : secret)[field] = value;
-    const errors: FieldError[] = validateInput(DriveItem, body);
-    if (!errors.length) errors.push(...kindErrors(body as DriveItem, { allowLinkLocal: ctx.services.config.vendorAllowLinkLocal }));
+    const problems: errors.FieldError[] = schemas.validateInput(DriveItem, body);
+    if (!problems.length) problems.push(...kindErrors(body as DriveItem, { allowLinkLocal: ctx.services.config.vendorAllowLinkLocal }));
     const twice = Object.keys(secret).find((field) => (body as DriveItem).credentials && field in (body as DriveItem).credentials!);
-    if (twice) errors.push({ field: twice, message: 'is also in credentials: give it once, in credentials' });
-    if (errors.length) throw new BootstrapError(`${where}: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`);
+    if (twice) problems.push({ field: twice, message: 'is also in credentials: give it once, in credentials' });
+    if (problems.length) throw new errors.BootstrapError(`${where}: ${problems.map((e) => `${e.field} ${e.message}`).join('; ')}`);
     const item = body as DriveItem;
 
     const stored: StoredSettings =
@@ -88,9 +88,9 @@ export const storageDrivesSection: BootstrapSection = async (ctx, items) => {
     const paths = new Set<string>();
     for (const folder of item.sharedFolders ?? []) {
       const folderPath = normalizePath(folder.path);
-      if (paths.has(folderPath)) throw new BootstrapError(`${where}: shared folder "${folderPath || '/'}" is listed twice`);
+      if (paths.has(folderPath)) throw new errors.BootstrapError(`${where}: shared folder "${folderPath || '/'}" is listed twice`);
       paths.add(folderPath);
-      if (folder.ref !== undefined && shared[folder.ref]) throw new BootstrapError(`${where}: shared folder ref "${folder.ref}" is used twice`);
+      if (folder.ref !== undefined && shared[folder.ref]) throw new errors.BootstrapError(`${where}: shared folder ref "${folder.ref}" is used twice`);
       const folderId = crypto.randomUUID();
       await ctx.em.execute(
         `insert into shared_storage_folder (id, organization_id, drive_id, path, name, description) values (?, ?, ?, ?, ?, ?)`,

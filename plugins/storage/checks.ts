@@ -1,4 +1,4 @@
-import { ValidationError, type KernelServices } from '../../core/public.ts';
+import { errors, type KernelServices } from '../../core/public.ts';
 import { DriveUnavailableError, PathOutsideDriveError, type FolderInfo } from './drivers/driver.ts';
 import { useDriver, type DriveRow } from './drives.ts';
 import { checkFolderName, normalizePath, PathSyntaxError } from './paths.ts';
@@ -15,7 +15,7 @@ export function pathOf(value: string, field: string): string {
   try {
     return normalizePath(value);
   } catch (err) {
-    if (err instanceof PathSyntaxError) throw new ValidationError([{ field, message: err.message }]);
+    if (err instanceof PathSyntaxError) throw new errors.ValidationError([{ field, message: err.message }]);
     throw err;
   }
 }
@@ -25,14 +25,14 @@ export function nameOf(value: string, field: string): string {
   try {
     return checkFolderName(value);
   } catch (err) {
-    if (err instanceof PathSyntaxError) throw new ValidationError([{ field, message: err.message }]);
+    if (err instanceof PathSyntaxError) throw new errors.ValidationError([{ field, message: err.message }]);
     throw err;
   }
 }
 
 /** 400 for a drive that did not answer within the request's limit. */
-function unreachable(drive: DriveRow, err: DriveUnavailableError, field: string): ValidationError {
-  return new ValidationError([{ field, message: `storage drive "${drive.name}" is not reachable: ${err.message}` }]);
+function unreachable(drive: DriveRow, err: DriveUnavailableError, field: string): errors.ValidationError {
+  return new errors.ValidationError([{ field, message: `storage drive "${drive.name}" is not reachable: ${err.message}` }]);
 }
 
 /**
@@ -46,9 +46,9 @@ export async function existingFolder(services: KernelServices, drive: DriveRow, 
     info = await useDriver(services, drive, (d) => d.describe(path), { inRequest: true });
   } catch (err) {
     if (err instanceof DriveUnavailableError) throw unreachable(drive, err, fields.driveId);
-    if (err instanceof PathOutsideDriveError) throw new ValidationError([{ field: fields.path, message: `must stay inside the drive: ${err.message}` }]);
+    if (err instanceof PathOutsideDriveError) throw new errors.ValidationError([{ field: fields.path, message: `must stay inside the drive: ${err.message}` }]);
     throw err;
   }
-  if (!info) throw new ValidationError([{ field: fields.path, message: `folder "${path || '/'}" does not exist on storage drive "${drive.name}"` }]);
+  if (!info) throw new errors.ValidationError([{ field: fields.path, message: `folder "${path || '/'}" does not exist on storage drive "${drive.name}"` }]);
   return info;
 }

@@ -1,16 +1,15 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import {
-  fetchPage,
-  isoDate,
-  NotFoundError,
-  queryOne,
-  raw,
-  sql,
+  db,
   type EntityManager,
+  errors,
+  fetchPage,
   type KernelServices,
   type OperationContext,
   type PageRequest,
+  raw,
+  sql,
 } from '../../core/public.ts';
 import { DriveUnavailableError, type StorageDriver } from './drivers/driver.ts';
 import { LocalDriver } from './drivers/local.ts';
@@ -83,8 +82,8 @@ export function toDriveDto(services: KernelServices, d: DriveRow) {
     isDefault: d.isDefault,
     settings: { ...settings, projectRoot: projectRootOf(d), timeoutSeconds: s.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS },
     hasCredentials: d.credentials !== null,
-    createdAt: isoDate(d.createdAt)!,
-    updatedAt: isoDate(d.updatedAt)!,
+    createdAt: db.isoDate(d.createdAt)!,
+    updatedAt: db.isoDate(d.updatedAt)!,
   };
 }
 
@@ -108,8 +107,8 @@ export class DriveService {
 
 /** A drive of the organization, or a 404 naming it (another organization's drive included). */
 export async function findDrive(em: EntityManager, organizationId: string, id: string): Promise<DriveRow> {
-  const row = await queryOne<DriveRow>(em, sql`select ${columns} from storage_drive d where d.id = ${id} and d.organization_id = ${organizationId}`);
-  if (!row) throw new NotFoundError('Storage drive', id);
+  const row = await db.queryOne<DriveRow>(em, sql`select ${columns} from storage_drive d where d.id = ${id} and d.organization_id = ${organizationId}`);
+  if (!row) throw new errors.NotFoundError('Storage drive', id);
   return row;
 }
 
@@ -120,7 +119,7 @@ export async function findDrive(em: EntityManager, organizationId: string, id: s
  */
 export async function defaultDrive(em: EntityManager, organizationId: string): Promise<DriveRow> {
   await ensureDefaultDrive(em, organizationId);
-  return (await queryOne<DriveRow>(em, sql`select ${columns} from storage_drive d where d.organization_id = ${organizationId} and d.is_default`))!;
+  return (await db.queryOne<DriveRow>(em, sql`select ${columns} from storage_drive d where d.organization_id = ${organizationId} and d.is_default`))!;
 }
 
 async function ensureDefaultDrive(em: EntityManager, organizationId: string): Promise<void> {

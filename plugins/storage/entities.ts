@@ -1,5 +1,5 @@
 import { defineEntity, p } from '../../core/public.ts';
-import { creationTime } from '../../core/public.ts';
+import { db } from '../../core/public.ts';
 
 /** A connected storage drive of an organization (LOCAL directory tree or S3 bucket/prefix). */
 export const StorageDrive = defineEntity({
@@ -15,8 +15,8 @@ export const StorageDrive = defineEntity({
     /** Sealed by the kernel's secrets service; never returned. */
     credentials: p.text().nullable(),
     isDefault: p.boolean(),
-    createdAt: p.datetime().onCreate(creationTime),
-    updatedAt: p.datetime().onCreate(creationTime).onUpdate(() => new Date()),
+    createdAt: p.datetime().onCreate(db.creationTime),
+    updatedAt: p.datetime().onCreate(db.creationTime).onUpdate(() => new Date()),
   },
 });
 
@@ -34,8 +34,8 @@ export const StorageFolder = defineEntity({
     name: p.string(),
     isPrimary: p.boolean(),
     createdById: p.uuid(),
-    createdAt: p.datetime().onCreate(creationTime),
-    updatedAt: p.datetime().onCreate(creationTime).onUpdate(() => new Date()),
+    createdAt: p.datetime().onCreate(db.creationTime),
+    updatedAt: p.datetime().onCreate(db.creationTime).onUpdate(() => new Date()),
   },
 });
 
@@ -50,6 +50,6 @@ export const SharedStorageFolder = defineEntity({
     path: p.string(),
     name: p.string(),
     description: p.text().nullable(),
-    createdAt: p.datetime().onCreate(creationTime),
+    createdAt: p.datetime().onCreate(db.creationTime),
   },
 });

@@ -1,19 +1,15 @@
 import crypto from 'node:crypto';
 import {
-  BadRequestError,
-  ConflictError,
-  fetchPage,
-  isoDate,
-  NotFoundError,
-  queryOne,
-  raw,
-  sql,
   type Actor,
+  db,
   type EntityManager,
+  errors,
+  fetchPage,
   type KernelServices,
   type OperationContext,
   type PageRequest,
-  writeTransaction,
+  raw,
+  sql,
 } from '../../core/public.ts';
 import {
   attachedColumns,
@@ -51,8 +47,8 @@ function toDto(f: FolderRow) {
     name: f.name,
     primary: f.isPrimary,
     createdById: f.createdById,
-    createdAt: isoDate(f.createdAt)!,
-    updatedAt: isoDate(f.updatedAt)!,
+    createdAt: db.isoDate(f.createdAt)!,
+    updatedAt: db.isoDate(f.updatedAt)!,
   };
 }
 
@@ -120,14 +116,14 @@ export class FolderService {
     const path = pathOf(body.path, 'path');
     const drive = await findDrive(ctx.em, ctx.actor.organizationId, body.driveId);
     const info = await existingFolder(ctx.services, drive, path, { driveId: 'driveId', path: 'path' });
-    const id = await writeTransaction(ctx.em, async (em) => {
+    const id = await db.writeTransaction(ctx.em, async (em) => {
       const access = await contributableParentOf({ ...ctx, em }, parent, params);
-      const taken = await queryOne<{ id: string }>(
+      const taken = await db.queryOne<{ id: string }>(
         em,
         sql`select f.id from storage_folder f where ${attachedTo('f', access)} and f.drive_id = ${drive.id} and f.path = ${path}`,
       );
-      if (taken) throw new ConflictError(`Folder "${path || '/'}" of storage drive "${drive.name}" is already attached to this ${access.kind} (attachment ${taken.id})`);
-      const hasPrimary = await queryOne(em, sql`select 1 from storage_folder f where ${attachedTo('f', access)} and f.is_primary`);
+      if (taken) throw new errors.ConflictError(`Folder "${path || '/'}" of storage drive "${drive.name}" is already attached to this ${access.kind} (attachment ${taken.id})`);
+      const hasPrimary = await db.queryOne(em, sql`select 1 from storage_folder f where ${attachedTo('f', access)} and f.is_primary`);
       return insertAttachment(em, ctx.services, ctx.actor, {
         parent: access,
         driveId: drive.id,
@@ -142,13 +138,13 @@ export class FolderService {
   /** Makes the folder the record's primary; the previous primary stays attached (exactly one primary). */
   async setPrimary(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string, primary: boolean): Promise<StorageFolderDto> {
     if (primary !== true) {
-      throw new BadRequestError('primary must be true: a record always keeps one primary folder; make another folder primary instead');
+      throw new errors.BadRequestError('primary must be true: a record always keeps one primary folder; make another folder primary instead');
     }
-    await writeTransaction(ctx.em, async (em) => {
+    await db.writeTransaction(ctx.em, async (em) => {
       const access = await contributableParentOf({ ...ctx, em }, parent, params);
       const folder = await this.#find(em, ctx.actor, access, id, true);
       if (folder.isPrimary) return;
-      const previous = await queryOne<{ id: string }>(
+      const previous = await db.queryOne<{ id: string }>(
         em,
         sql`update storage_folder f set is_primary = false, updated_at = now() where ${attachedTo('f', access)} and f.is_primary returning f.id`,
       );
@@ -163,13 +159,13 @@ export class FolderService {
    * remaining folder becomes primary, so a record with folders always has exactly one.
    */
   async detach(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string): Promise<void> {
-    await writeTransaction(ctx.em, async (em) => {
+    await db.writeTransaction(ctx.em, async (em) => {
       const access = await contributableParentOf({ ...ctx, em }, parent, params);
       const folder = await this.#find(em, ctx.actor, access, id, true);
       await em.execute('delete from storage_folder where id = ?', [id]);
       let newPrimaryFolderId: string | null = null;
       if (folder.isPrimary) {
-        const next = await queryOne<{ id: string }>(
+        const next = await db.queryOne<{ id: string }>(
           em,
           sql`update storage_folder set is_primary = true, updated_at = now() where id = (
                 select f.id from storage_folder f where ${attachedTo('f', access)} order by f.created_at, f.id limit 1) returning id`,
@@ -182,12 +178,12 @@ export class FolderService {
 
   /** An attachment of this parent (404 naming it when it is another parent's, or none). */
   async #find(em: EntityManager, actor: Actor, access: ParentAccess, id: string, lock = false): Promise<FolderRow> {
-    const row = await queryOne<FolderRow>(
+    const row = await db.queryOne<FolderRow>(
       em,
       sql`select ${columns} from storage_folder f
             where f.id = ${id} and f.organization_id = ${actor.organizationId} and ${attachedTo('f', access)} ${raw(lock ? 'for update' : '')}`,
     );
-    if (!row) throw new NotFoundError('Storage folder', id);
+    if (!row) throw new errors.NotFoundError('Storage folder', id);
     return row;
   }
 

@@ -1,4 +1,4 @@
-import { definePlugin, defineRead, defineWrite, IdParams, withArticle } from '../../core/public.ts';
+import { definePlugin, defineRead, defineWrite, schemas, withArticle } from '../../core/public.ts';
 import { cascadeWithParents, parentParam, parentParams, parentProperties, parentKinds } from '../../lib/records/index.ts';
 import { provisioning } from '../../lib/integrations/index.ts';
 import { projectExtensions } from '../projects/extensions.ts';
@@ -66,7 +66,7 @@ export default definePlugin({
         description: 'Get one storage drive by id (credentials are never shown).',
         path: '/storage-drives/:id',
         tags,
-        params: IdParams,
+        params: schemas.IdParams,
         response: StorageDriveSchema,
         run: (c, { id }) => drives.get(c, id),
       }),
@@ -88,7 +88,7 @@ export default definePlugin({
         description: 'Get one shared storage folder by id.',
         path: '/shared-storage-folders/:id',
         tags,
-        params: IdParams,
+        params: schemas.IdParams,
         response: SharedStorageFolderSchema,
         run: (c, { id }) => shared.get(c, id),
       }),

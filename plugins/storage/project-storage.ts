@@ -1,4 +1,4 @@
-import { ValidationError, type KernelServices, type OperationContext } from '../../core/public.ts';
+import { errors, type KernelServices, type OperationContext } from '../../core/public.ts';
 import { StepFailedError, type StepContext, type ProvisioningStep, provisioning } from '../../lib/integrations/index.ts';
 import type { ProjectRecord } from '../projects/extensions.ts';
 import { existingFolder, nameOf, pathOf } from './checks.ts';
@@ -45,7 +45,7 @@ export class ProjectStorage {
   /** The `storage` field's save hook (inside the create transaction). */
   async save(ctx: OperationContext, project: ProjectRecord, value: StorageFieldValue): Promise<void> {
     if (value.name !== undefined && value.mode !== 'CREATE_NEW') {
-      throw new ValidationError([{ field: 'storage.name', message: 'is only allowed with mode CREATE_NEW' }]);
+      throw new errors.ValidationError([{ field: 'storage.name', message: 'is only allowed with mode CREATE_NEW' }]);
     }
     const drive = await findDrive(ctx.em, ctx.actor.organizationId, value.driveId);
     this.#placed.add(project);
@@ -54,7 +54,7 @@ export class ProjectStorage {
       const name = value.name !== undefined ? nameOf(value.name, 'storage.name') : folderNameFor(project.code, project.id);
       return this.#provision(ctx, project, drive, projectRootOf(drive), name, value.mode);
     }
-    if (value.path === undefined) throw new ValidationError([{ field: 'storage.path', message: 'is required unless driveId is the default cloud drive' }]);
+    if (value.path === undefined) throw new errors.ValidationError([{ field: 'storage.path', message: 'is required unless driveId is the default cloud drive' }]);
     const path = pathOf(value.path, 'storage.path');
     if (value.mode === 'USE_EXISTING') {
       const info = await existingFolder(ctx.services, drive, path, { driveId: 'storage.driveId', path: 'storage.path' });
@@ -95,12 +95,12 @@ export class ProjectStorage {
         ctx.log.warn({ driveId: drive.id, reason: err.message }, 'storage drive not reachable at project creation; the folder is left to provisioning');
         return;
       }
-      if (err instanceof PathOutsideDriveError) throw new ValidationError([{ field: 'storage.path', message: `must stay inside the drive: ${err.message}` }]);
+      if (err instanceof PathOutsideDriveError) throw new errors.ValidationError([{ field: 'storage.path', message: `must stay inside the drive: ${err.message}` }]);
       throw err;
     }
-    if (!found.parent) throw new ValidationError([{ field: 'storage.path', message: `folder "${parent || '/'}" does not exist on storage drive "${drive.name}"` }]);
+    if (!found.parent) throw new errors.ValidationError([{ field: 'storage.path', message: `folder "${parent || '/'}" does not exist on storage drive "${drive.name}"` }]);
     if (found.target) {
-      throw new ValidationError([{ field: 'storage.name', message: `folder "${target}" already exists on storage drive "${drive.name}": attach it with mode USE_EXISTING` }]);
+      throw new errors.ValidationError([{ field: 'storage.name', message: `folder "${target}" already exists on storage drive "${drive.name}": attach it with mode USE_EXISTING` }]);
     }
   }
 

@@ -1,4 +1,4 @@
-import { Nullable, NotBlank, StringEnum, Timestamp, Type, Uuid, type Static, type TSchema } from '../../core/public.ts';
+import { schemas, type Static, type TSchema, Type } from '../../core/public.ts';
 import { MAX_NAME_LENGTH, MAX_PATH_LENGTH } from './paths.ts';
 
 export const DRIVE_KINDS = ['LOCAL', 'S3'] as const;
@@ -21,47 +21,47 @@ export const DriveSettings = Type.Object({
 export type DriveSettingsShape = Static<typeof DriveSettings>;
 
 export const StorageDriveSchema = Type.Object({
-  id: Uuid(),
-  organizationId: Uuid(),
+  id: schemas.Uuid(),
+  organizationId: schemas.Uuid(),
   name: Type.String(),
-  kind: StringEnum(DRIVE_KINDS),
+  kind: schemas.StringEnum(DRIVE_KINDS),
   isDefault: Type.Boolean({ description: "The organization's default cloud storage (projects created without `storage` get their folder here)" }),
   settings: DriveSettings,
   hasCredentials: Type.Boolean({ description: 'Whether credentials are stored (they are never returned)' }),
-  createdAt: Timestamp(),
-  updatedAt: Timestamp(),
+  createdAt: schemas.Timestamp(),
+  updatedAt: schemas.Timestamp(),
 });
 
 /** An attachment as both surfaces return it; `parent` is the kernel's `parentProperties`. */
 export function storageFolderSchema(parent: Record<string, TSchema>) {
   return Type.Object({
-    id: Uuid({ description: 'Id of the attachment (not of the folder on the drive)' }),
-    organizationId: Uuid(),
+    id: schemas.Uuid({ description: 'Id of the attachment (not of the folder on the drive)' }),
+    organizationId: schemas.Uuid(),
     ...parent,
-    driveId: Uuid(),
+    driveId: schemas.Uuid(),
     path: Type.String({ description: PATH_RULE }),
     name: Type.String({ description: 'Last segment of the path (the drive root: its directory or bucket name)' }),
     primary: Type.Boolean({ description: "The record's primary folder (exactly one per record that has folders)" }),
-    createdById: Uuid({ description: 'Organization user who attached the folder' }),
-    createdAt: Timestamp(),
-    updatedAt: Timestamp(),
+    createdById: schemas.Uuid({ description: 'Organization user who attached the folder' }),
+    createdAt: schemas.Timestamp(),
+    updatedAt: schemas.Timestamp(),
   }, { title: 'StorageFolder' });
 }
 
 export const SharedStorageFolderSchema = Type.Object({
-  id: Uuid(),
-  organizationId: Uuid(),
-  driveId: Uuid(),
+  id: schemas.Uuid(),
+  organizationId: schemas.Uuid(),
+  driveId: schemas.Uuid(),
   path: Type.String({ description: PATH_RULE }),
   name: Type.String(),
-  description: Nullable(Type.String()),
-  createdAt: Timestamp(),
+  description: schemas.Nullable(Type.String()),
+  createdAt: schemas.Timestamp(),
 });
 
 const Path = () => Type.String({ maxLength: MAX_PATH_LENGTH, description: PATH_RULE });
 
 export const AttachBody = Type.Object({
-  driveId: Uuid(),
+  driveId: schemas.Uuid(),
   path: Path(),
 });
 export type AttachBody = Static<typeof AttachBody>;
@@ -73,10 +73,10 @@ export const PatchBody = Type.Object({
 /** The `storage` field of project create (spec, Project). */
 export const StorageField = Type.Object(
   {
-    driveId: Uuid(),
-    mode: StringEnum(STORAGE_MODES, { description: 'CREATE_NEW: a new folder under `path`; USE_EXISTING: the folder at `path`' }),
+    driveId: schemas.Uuid(),
+    mode: schemas.StringEnum(STORAGE_MODES, { description: 'CREATE_NEW: a new folder under `path`; USE_EXISTING: the folder at `path`' }),
     path: Type.Optional(Path()),
-    name: Type.Optional(NotBlank({ maxLength: MAX_NAME_LENGTH, description: 'Only with CREATE_NEW: the new folder\'s name (default: from the project code)' })),
+    name: Type.Optional(schemas.NotBlank({ maxLength: MAX_NAME_LENGTH, description: 'Only with CREATE_NEW: the new folder\'s name (default: from the project code)' })),
   },
   { description: "The project's primary folder; omitted: a new folder in the organization's default cloud storage. Create only." },
 );
@@ -84,24 +84,24 @@ export type StorageFieldValue = Static<typeof StorageField>;
 
 /** A bootstrap `storageDrives` item (README, "Bootstrap"); settings may also sit in `settings`. */
 export const DriveItem = Type.Object({
-  name: NotBlank({ maxLength: 255 }),
-  kind: StringEnum(DRIVE_KINDS),
-  rootPath: Type.Optional(NotBlank()),
-  endpoint: Type.Optional(NotBlank()),
-  region: Type.Optional(NotBlank()),
-  bucket: Type.Optional(NotBlank()),
+  name: schemas.NotBlank({ maxLength: 255 }),
+  kind: schemas.StringEnum(DRIVE_KINDS),
+  rootPath: Type.Optional(schemas.NotBlank()),
+  endpoint: Type.Optional(schemas.NotBlank()),
+  region: Type.Optional(schemas.NotBlank()),
+  bucket: Type.Optional(schemas.NotBlank()),
   prefix: Type.Optional(Type.String()),
   forcePathStyle: Type.Optional(Type.Boolean()),
   projectRoot: Type.Optional(Type.String()),
   timeoutSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 600 })),
-  credentials: Type.Optional(Type.Object({ accessKeyId: NotBlank(), secretAccessKey: NotBlank() })),
+  credentials: Type.Optional(Type.Object({ accessKeyId: schemas.NotBlank(), secretAccessKey: schemas.NotBlank() })),
   default: Type.Optional(Type.Boolean()),
   sharedFolders: Type.Optional(
     Type.Array(
       Type.Object({
-        ref: Type.Optional(NotBlank()),
+        ref: Type.Optional(schemas.NotBlank()),
         path: Type.String({ maxLength: MAX_PATH_LENGTH }),
-        name: Type.Optional(NotBlank({ maxLength: 255 })),
+        name: Type.Optional(schemas.NotBlank({ maxLength: 255 })),
         description: Type.Optional(Type.String({ maxLength: 10000 })),
       }),
     ),

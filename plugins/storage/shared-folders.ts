@@ -1,4 +1,4 @@
-import { fetchPage, isoDate, NotFoundError, queryOne, raw, sql, type OperationContext, type PageRequest } from '../../core/public.ts';
+import { db, errors, fetchPage, type OperationContext, type PageRequest, raw, sql } from '../../core/public.ts';
 
 /**
  * Shared storage folders: folders on the organization's drives that are shared with the whole
@@ -26,7 +26,7 @@ const toDto = (s: SharedFolderRow) => ({
   path: s.path,
   name: s.name,
   description: s.description,
-  createdAt: isoDate(s.createdAt)!,
+  createdAt: db.isoDate(s.createdAt)!,
 });
 
 export const sharedFolderSort = {
@@ -43,11 +43,11 @@ export class SharedFolderService {
   }
 
   async get(ctx: OperationContext, id: string) {
-    const row = await queryOne<SharedFolderRow>(
+    const row = await db.queryOne<SharedFolderRow>(
       ctx.em,
       sql`select ${columns} from shared_storage_folder s where s.id = ${id} and s.organization_id = ${ctx.actor.organizationId}`,
     );
-    if (!row) throw new NotFoundError('Shared storage folder', id);
+    if (!row) throw new errors.NotFoundError('Shared storage folder', id);
     return toDto(row);
   }
 }

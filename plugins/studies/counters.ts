@@ -1,7 +1,7 @@
-import type { CounterSource } from '../../core/public.ts';
+import type { counters } from '../../core/public.ts';
 
 /** This plugin's part of `labdata recount` (core/counters): studies per class and per project. */
-export const studyCounters: CounterSource = {
+export const studyCounters: counters.CounterSource = {
   plugin: 'studies',
   tables: ['project', 'study'],
   statements: [

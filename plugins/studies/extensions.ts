@@ -1,13 +1,12 @@
 import {
-  createExtensionPoint,
-  queryOne,
-  raw,
-  sql,
   type Actor,
+  createExtensionPoint,
+  db,
   type KernelServices,
   type OperationContext,
-  type RowLock,
+  raw,
   type Sql,
+  sql,
   type TSchema,
 } from '../../core/public.ts';
 import { parentKinds, type RecordExtensions, type ParentAccess } from '../../lib/records/index.ts';
@@ -61,8 +60,8 @@ export function studyAccessById(ctx: OperationContext, studyId: string): Promise
  * study itself in `mode` (`update` to change it, `share` to add to or move things into it).
  * None when the study does not exist in the actor's organization (the check after answers 404).
  */
-export async function studyLocks(ctx: OperationContext, studyId: string, mode: RowLock['mode']): Promise<RowLock[]> {
-  const row = await queryOne<{ projectId: string }>(
+export async function studyLocks(ctx: OperationContext, studyId: string, mode: db.RowLock['mode']): Promise<db.RowLock[]> {
+  const row = await db.queryOne<{ projectId: string }>(
     ctx.em,
     sql`select project_id as "projectId" from study where id = ${studyId} and organization_id = ${ctx.actor.organizationId}`,
   );

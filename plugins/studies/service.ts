@@ -1,4 +1,4 @@
-import { isoDate, parseDateInput, sql, type SetupContext } from '../../core/public.ts';
+import { db, schemas, type SetupContext, sql } from '../../core/public.ts';
 import { defineLifecycleRecord, lifecycleColumns, lifecycleDto, newId, type LifecycleShape, type RecordExtensions } from '../../lib/records/index.ts';
 import { provisioned, visibleChildTotal } from '../projects/extensions.ts';
 import { Study } from './entities.ts';
@@ -17,7 +17,7 @@ function toDto(s: StudyShape) {
     projectId: s.projectId,
     name: s.name,
     description: s.description ?? null,
-    startDate: isoDate(s.startDate ?? null),
+    startDate: db.isoDate(s.startDate ?? null),
     ...lifecycleDto(s),
   };
 }
@@ -51,7 +51,7 @@ export function studyRecords(ctx: SetupContext, extensions: RecordExtensions<Stu
     total: (actor) => visibleChildTotal(actor, 'study'),
     toDto,
     editable: ['name', 'description', 'startDate'],
-    prepare: (body) => ({ ...body, startDate: parseDateInput('startDate', body.startDate as string | undefined) }),
+    prepare: (body) => ({ ...body, startDate: schemas.parseDateInput('startDate', body.startDate as string | undefined) }),
     build: (op, body) => {
       const b = body as CreateBody & { startDate?: Date };
       return op.em.create(Study, {

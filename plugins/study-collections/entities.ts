@@ -1,5 +1,5 @@
 import { defineEntity, p } from '../../core/public.ts';
-import { creationTime } from '../../core/public.ts';
+import { db } from '../../core/public.ts';
 
 export const StudyCollection = defineEntity({
   name: 'StudyCollection',
@@ -11,8 +11,8 @@ export const StudyCollection = defineEntity({
     description: p.string().nullable(),
     visibility: p.string(),
     createdById: p.uuid(),
-    createdAt: p.datetime().onCreate(creationTime),
-    updatedAt: p.datetime().onCreate(creationTime).onUpdate(() => new Date()),
+    createdAt: p.datetime().onCreate(db.creationTime),
+    updatedAt: p.datetime().onCreate(db.creationTime).onUpdate(() => new Date()),
     version: p.integer().version(),
   },
 });
@@ -26,6 +26,6 @@ export const StudyCollectionStudy = defineEntity({
     studyId: p.uuid().primary(),
     organizationId: p.uuid(),
     addedById: p.uuid(),
-    addedAt: p.datetime().onCreate(creationTime),
+    addedAt: p.datetime().onCreate(db.creationTime),
   },
 });

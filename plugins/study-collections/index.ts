@@ -1,4 +1,4 @@
-import { definePlugin, defineRead, defineWrite, IdParams, sql } from '../../core/public.ts';
+import { definePlugin, defineRead, defineWrite, schemas, sql } from '../../core/public.ts';
 import { collectionVisibleTo } from './extensions.ts';
 import { studyExtensions, studyReader } from '../studies/extensions.ts';
 import { StudyCollection, StudyCollectionStudy } from './entities.ts';
@@ -48,7 +48,7 @@ export default definePlugin({
         description: 'Get one study collection by id, with the studies in it that the caller may view.',
         path: '/study-collections/:id',
         tags,
-        params: IdParams,
+        params: schemas.IdParams,
         response: Detail,
         run: (c, { id }) => service.get(c, id),
       }),
@@ -73,7 +73,7 @@ export default definePlugin({
         description: 'Update a study collection (omitted fields keep their value). Owner, admin, or anyone for a PUBLIC one; visibility: owner or admin.',
         path: '/study-collections/:id',
         tags,
-        params: IdParams,
+        params: schemas.IdParams,
         body: UpdateBody,
         status: 200,
         errors: [403],
@@ -88,7 +88,7 @@ export default definePlugin({
         description: 'Delete a study collection (its studies stay). Owner or admin.',
         path: '/study-collections/:id',
         tags,
-        params: IdParams,
+        params: schemas.IdParams,
         status: 204,
         errors: [403],
         run: (c, { params }) => service.delete(c, params.id),

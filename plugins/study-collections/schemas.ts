@@ -1,19 +1,19 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { NotBlank, Nullable, StringEnum, Timestamp, Uuid, VISIBILITIES } from '../../core/public.ts';
+import { schemas, VISIBILITIES } from '../../core/public.ts';
 
-const Visibility = StringEnum(VISIBILITIES, { description: 'Who may view the collection (README, "Permissions")' });
+const Visibility = schemas.StringEnum(VISIBILITIES, { description: 'Who may view the collection (README, "Permissions")' });
 
 /** A collection as lists return it (and the head of GET /study-collections/{id}). */
 export const StudyCollectionSchema = Type.Object({
-  id: Uuid(),
-  organizationId: Uuid(),
+  id: schemas.Uuid(),
+  organizationId: schemas.Uuid(),
   name: Type.String(),
-  description: Nullable(Type.String()),
+  description: schemas.Nullable(Type.String()),
   visibility: Visibility,
   studyCount: Type.Integer({ description: 'Number of studies in the collection that the caller may view' }),
-  createdById: Uuid({ description: 'Organization user who created (owns) the collection' }),
-  createdAt: Timestamp(),
-  updatedAt: Timestamp(),
+  createdById: schemas.Uuid({ description: 'Organization user who created (owns) the collection' }),
+  createdAt: schemas.Timestamp(),
+  updatedAt: schemas.Timestamp(),
   version: Type.Integer({ description: 'Optimistic-lock version; send it back on update to detect concurrent changes' }),
 }, { title: 'StudyCollectionSummary' });
 
@@ -26,20 +26,20 @@ export function collectionDetailSchema(study: TSchema) {
 }
 
 export const CreateBody = Type.Object({
-  name: NotBlank({ maxLength: 255 }),
-  description: Type.Optional(Nullable(Type.String({ maxLength: 10000 }))),
-  visibility: Type.Optional(StringEnum(VISIBILITIES, { description: 'Who may view the collection; defaults to PRIVATE' })),
+  name: schemas.NotBlank({ maxLength: 255 }),
+  description: Type.Optional(schemas.Nullable(Type.String({ maxLength: 10000 }))),
+  visibility: Type.Optional(schemas.StringEnum(VISIBILITIES, { description: 'Who may view the collection; defaults to PRIVATE' })),
 });
 
 /** PUT merges: omitted fields keep their value; present ones follow the create rules. */
 export const UpdateBody = Type.Object({
-  name: Type.Optional(NotBlank({ maxLength: 255 })),
-  description: Type.Optional(Nullable(Type.String({ maxLength: 10000 }))),
-  visibility: Type.Optional(StringEnum(VISIBILITIES, { description: 'Changed only by the owner or an organization admin' })),
+  name: Type.Optional(schemas.NotBlank({ maxLength: 255 })),
+  description: Type.Optional(schemas.Nullable(Type.String({ maxLength: 10000 }))),
+  visibility: Type.Optional(schemas.StringEnum(VISIBILITIES, { description: 'Changed only by the owner or an organization admin' })),
   version: Type.Optional(Type.Integer({ description: 'When given, the update fails with 409 unless it is the current version' })),
 });
 
-export const MembershipParams = Type.Object({ id: Uuid(), studyId: Uuid() });
+export const MembershipParams = Type.Object({ id: schemas.Uuid(), studyId: schemas.Uuid() });
 
 export type CreateBody = Static<typeof CreateBody>;
 export type UpdateBody = Static<typeof UpdateBody>;

@@ -1,17 +1,13 @@
 import crypto from 'node:crypto';
 import {
+  db,
+  errors,
   fetchPage,
-  ForbiddenError,
-  isoDate,
-  NotFoundError,
-  query,
-  queryOne,
-  sql,
   type OperationContext,
   type PageRequest,
   type Sql,
+  sql,
   type Visibility,
-  writeTransaction,
 } from '../../core/public.ts';
 import { mergeUpdate } from '../../lib/records/index.ts';
 import { studyAccess, studyAccessById, type StudyReader } from '../studies/extensions.ts';
@@ -53,8 +49,8 @@ function toDto(c: CollectionRow) {
     visibility: c.visibility as Visibility,
     studyCount: c.studyCount,
     createdById: c.createdById,
-    createdAt: isoDate(c.createdAt)!,
-    updatedAt: isoDate(c.updatedAt)!,
+    createdAt: db.isoDate(c.createdAt)!,
+    updatedAt: db.isoDate(c.updatedAt)!,
     version: c.version,
   };
 }
@@ -89,24 +85,24 @@ export class StudyCollectionService {
 
   /** The collection if the actor may view it (else 404), with whether they may change it. */
   async #find(ctx: OperationContext, id: string) {
-    const row = await queryOne<CollectionRow & { canChange: boolean }>(
+    const row = await db.queryOne<CollectionRow & { canChange: boolean }>(
       ctx.em,
       sql`select ${columns(ctx)}, ${collectionChangeableBy(ctx.actor, 'c')} as "canChange"
             from study_collection c where c.id = ${id} and ${collectionVisibleTo(ctx.actor, 'c')}`,
     );
-    if (!row) throw new NotFoundError('Study collection', id);
+    if (!row) throw new errors.NotFoundError('Study collection', id);
     return row;
   }
 
   /** For a write: 404 if not viewable, 403 unless the actor may change it. */
   async #forChange(ctx: OperationContext, id: string) {
     const row = await this.#find(ctx, id);
-    if (!row.canChange) throw new ForbiddenError();
+    if (!row.canChange) throw new errors.ForbiddenError();
     return row;
   }
 
   async create(ctx: OperationContext, body: CreateBody) {
-    const id = await writeTransaction(ctx.em, async (em) => {
+    const id = await db.writeTransaction(ctx.em, async (em) => {
       const c = em.create(StudyCollection, {
         id: crypto.randomUUID(),
         organizationId: ctx.actor.organizationId,
@@ -125,13 +121,13 @@ export class StudyCollectionService {
   }
 
   async update(ctx: OperationContext, id: string, body: UpdateBody) {
-    await writeTransaction(ctx.em, async (em) => {
+    await db.writeTransaction(ctx.em, async (em) => {
       const row = await this.#forChange({ ...ctx, em }, id);
       const c = await em.findOneOrFail(StudyCollection, { id, organizationId: ctx.actor.organizationId });
       const oldVisibility = c.visibility;
       // Anyone may edit a PUBLIC collection, but only its owner (or an admin) decides who sees it.
       if (body.visibility !== undefined && body.visibility !== oldVisibility && !ownsCollection(ctx.actor, row)) {
-        throw new ForbiddenError();
+        throw new errors.ForbiddenError();
       }
       const fields = mergeUpdate('study collection', c, body, ['name', 'description', 'visibility'], {});
       if (fields.length) {
@@ -149,9 +145,9 @@ export class StudyCollectionService {
 
   /** Owner or admin only (403 for others who may view it); its memberships go with it. */
   async delete(ctx: OperationContext, id: string): Promise<void> {
-    await writeTransaction(ctx.em, async (em) => {
+    await db.writeTransaction(ctx.em, async (em) => {
       const row = await this.#find({ ...ctx, em }, id);
-      if (!ownsCollection(ctx.actor, row)) throw new ForbiddenError();
+      if (!ownsCollection(ctx.actor, row)) throw new errors.ForbiddenError();
       await em.nativeDelete(StudyCollectionStudy, { collectionId: id });
       await em.nativeDelete(StudyCollection, { id, organizationId: ctx.actor.organizationId });
       ctx.services.activity.record(em, ctx.actor, { eventType: 'study_collection.deleted', data: { collectionId: id, name: row.name } });
@@ -160,11 +156,11 @@ export class StudyCollectionService {
 
   /** Idempotent: adding a study already in the collection changes nothing and records nothing. */
   async addStudy(ctx: OperationContext, id: string, studyId: string) {
-    await writeTransaction(ctx.em, async (em) => {
+    await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       await this.#forChange(tx, id);
       const study = await studyAccessById(tx, studyId);
-      const inserted = await query(
+      const inserted = await db.query(
         em,
         sql`insert into study_collection_study (collection_id, study_id, organization_id, added_by_id)
               values (${id}, ${studyId}, ${ctx.actor.organizationId}, ${ctx.actor.organizationUserId})
@@ -177,7 +173,7 @@ export class StudyCollectionService {
 
   /** Idempotent: removing a study that is not in the collection changes nothing. */
   async removeStudy(ctx: OperationContext, id: string, studyId: string): Promise<void> {
-    await writeTransaction(ctx.em, async (em) => {
+    await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       await this.#forChange(tx, id);
       const study = await studyAccessById(tx, studyId);

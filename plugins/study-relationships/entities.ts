@@ -1,5 +1,5 @@
 import { defineEntity, p } from '../../core/public.ts';
-import { creationTime } from '../../core/public.ts';
+import { db } from '../../core/public.ts';
 
 /** One direction of a relationship; every row has its inverse row on the target study. */
 export const StudyRelationship = defineEntity({
@@ -12,6 +12,6 @@ export const StudyRelationship = defineEntity({
     targetStudyId: p.uuid(),
     type: p.string(),
     createdById: p.uuid(),
-    createdAt: p.datetime().onCreate(creationTime),
+    createdAt: p.datetime().onCreate(db.creationTime),
   },
 });

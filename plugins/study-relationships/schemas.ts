@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { StringEnum, Timestamp, Uuid } from '../../core/public.ts';
+import { schemas } from '../../core/public.ts';
 
 export const RELATIONSHIP_TYPES = [
   'IS_RELATED_TO',
@@ -23,24 +23,24 @@ export const INVERSE_TYPES: Record<RelationshipType, RelationshipType> = {
   IS_SUCCEEDED_BY: 'IS_PRECEDED_BY',
 };
 
-const RelationshipTypeSchema = StringEnum(RELATIONSHIP_TYPES, { description: 'How the source study relates to the target study' });
+const RelationshipTypeSchema = schemas.StringEnum(RELATIONSHIP_TYPES, { description: 'How the source study relates to the target study' });
 
 export const StudyRelationshipSchema = Type.Object({
-  id: Uuid(),
-  organizationId: Uuid(),
+  id: schemas.Uuid(),
+  organizationId: schemas.Uuid(),
   type: RelationshipTypeSchema,
-  sourceStudyId: Uuid({ description: 'The study the relationship originates from' }),
-  targetStudyId: Uuid({ description: 'Study on the other end' }),
-  createdById: Uuid({ description: 'Organization user who created the relationship' }),
-  createdAt: Timestamp(),
+  sourceStudyId: schemas.Uuid({ description: 'The study the relationship originates from' }),
+  targetStudyId: schemas.Uuid({ description: 'Study on the other end' }),
+  createdById: schemas.Uuid({ description: 'Organization user who created the relationship' }),
+  createdAt: schemas.Timestamp(),
 });
 
 export const CreateBody = Type.Object({
   type: RelationshipTypeSchema,
-  targetStudyId: Uuid({ description: 'Study on the other end; must differ from the source and be viewable by the caller' }),
+  targetStudyId: schemas.Uuid({ description: 'Study on the other end; must differ from the source and be viewable by the caller' }),
 });
 
-export const StudyParams = Type.Object({ studyId: Uuid() });
-export const RelationshipParams = Type.Object({ studyId: Uuid(), relationshipId: Uuid() });
+export const StudyParams = Type.Object({ studyId: schemas.Uuid() });
+export const RelationshipParams = Type.Object({ studyId: schemas.Uuid(), relationshipId: schemas.Uuid() });
 
 export type CreateBody = Static<typeof CreateBody>;

@@ -1,16 +1,12 @@
 import crypto from 'node:crypto';
 import {
-  ConflictError,
+  db,
+  errors,
   fetchPage,
-  isoDate,
-  NotFoundError,
-  queryOne,
-  sql,
-  ValidationError,
   type OperationContext,
   type PageRequest,
   type Sql,
-  writeTransaction,
+  sql,
 } from '../../core/public.ts';
 import { studyAccess, studyAccessById } from '../studies/extensions.ts';
 import { StudyRelationship } from './entities.ts';
@@ -37,7 +33,7 @@ function toDto(r: RelationshipShape) {
     sourceStudyId: r.sourceStudyId,
     targetStudyId: r.targetStudyId,
     createdById: r.createdById,
-    createdAt: isoDate(r.createdAt)!,
+    createdAt: db.isoDate(r.createdAt)!,
   };
 }
 
@@ -64,23 +60,23 @@ export class StudyRelationshipService {
 
   /** Creates the relationship and its inverse on the target in one transaction. */
   async create(ctx: OperationContext, studyId: string, body: CreateBody) {
-    const created = await writeTransaction(ctx.em, async (em) => {
+    const created = await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const source = await studyAccessById(tx, studyId);
       ctx.services.permissions.assertContributor(source);
       if (body.targetStudyId === studyId) {
-        throw new ValidationError([{ field: 'targetStudyId', message: 'must be another study than the source study' }]);
+        throw new errors.ValidationError([{ field: 'targetStudyId', message: 'must be another study than the source study' }]);
       }
       await studyAccessById(tx, body.targetStudyId);
       const inverse = INVERSE_TYPES[body.type];
       // A friendly 409 for the common case; the unique index decides under concurrency.
-      const existing = await queryOne(
+      const existing = await db.queryOne(
         em,
         sql`select 1 from study_relationship
              where (source_study_id = ${studyId} and type = ${body.type} and target_study_id = ${body.targetStudyId})
                 or (source_study_id = ${body.targetStudyId} and type = ${inverse} and target_study_id = ${studyId})`,
       );
-      if (existing) throw new ConflictError(`Study ${studyId} already has relationship ${body.type} to study ${body.targetStudyId}`);
+      if (existing) throw new errors.ConflictError(`Study ${studyId} already has relationship ${body.type} to study ${body.targetStudyId}`);
       const pair: [string, string, string][] = [
         [studyId, body.type, body.targetStudyId],
         [body.targetStudyId, inverse, studyId],
@@ -114,11 +110,11 @@ export class StudyRelationshipService {
 
   /** Deletes a relationship originating from the study, and its inverse on the target. */
   async delete(ctx: OperationContext, studyId: string, relationshipId: string): Promise<void> {
-    await writeTransaction(ctx.em, async (em) => {
+    await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const source = await studyAccessById(tx, studyId);
-      const r = await queryOne<RelationshipShape>(em, sql`select ${columns} ${this.#fromVisible(tx, studyId)} and r.id = ${relationshipId}`);
-      if (!r) throw new NotFoundError('Study relationship', relationshipId);
+      const r = await db.queryOne<RelationshipShape>(em, sql`select ${columns} ${this.#fromVisible(tx, studyId)} and r.id = ${relationshipId}`);
+      if (!r) throw new errors.NotFoundError('Study relationship', relationshipId);
       ctx.services.permissions.assertContributor(source);
       await em.nativeDelete(StudyRelationship, {
         $or: [{ id: r.id }, { sourceStudyId: r.targetStudyId, type: INVERSE_TYPES[r.type as RelationshipType], targetStudyId: studyId }],

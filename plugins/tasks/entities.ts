@@ -1,4 +1,4 @@
-import { creationTime, defineEntity, p } from '../../core/public.ts';
+import { db, defineEntity, p } from '../../core/public.ts';
 
 export const Task = defineEntity({
   name: 'Task',
@@ -17,8 +17,8 @@ export const Task = defineEntity({
     completedAt: p.datetime().nullable(),
     completedById: p.uuid().nullable(),
     createdById: p.uuid(),
-    createdAt: p.datetime().onCreate(creationTime),
-    updatedAt: p.datetime().onCreate(creationTime).onUpdate(() => new Date()),
+    createdAt: p.datetime().onCreate(db.creationTime),
+    updatedAt: p.datetime().onCreate(db.creationTime).onUpdate(() => new Date()),
     version: p.integer().version(),
   },
 });

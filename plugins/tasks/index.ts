@@ -1,4 +1,4 @@
-import { definePlugin, defineRead, defineWrite, IdParams, withArticle } from '../../core/public.ts';
+import { definePlugin, defineRead, defineWrite, schemas, withArticle } from '../../core/public.ts';
 import { cascadeWithParents, parentParam, parentParams, type ParentAccess, parentKinds } from '../../lib/records/index.ts';
 import { assayExtensions } from '../assays/extensions.ts';
 import { standardTasks } from '../assay-types/extensions.ts';
@@ -44,7 +44,7 @@ export default definePlugin({
         description: 'Get one task by id, whatever it is attached to (extension of v1: GET /tasks/{id}).',
         path: '/tasks/:id',
         tags,
-        params: IdParams,
+        params: schemas.IdParams,
         response: Task,
         run: (c, { id }) => service.getAny(c, id),
       }),

@@ -1,4 +1,4 @@
-import { DateInput, NotBlank, Nullable, StringEnum, Timestamp, Type, Uuid, type KernelServices, type Static } from '../../core/public.ts';
+import { type KernelServices, schemas, type Static, Type } from '../../core/public.ts';
 import { parentProperties } from '../../lib/records/index.ts';
 
 export const TASK_STATUSES = ['TODO', 'IN_PROGRESS', 'COMPLETE', 'INCOMPLETE'] as const;
@@ -6,28 +6,28 @@ export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 export function taskSchema(services: KernelServices) {
   return Type.Object({
-    id: Uuid(),
-    organizationId: Uuid(),
+    id: schemas.Uuid(),
+    organizationId: schemas.Uuid(),
     ...parentProperties(services),
     label: Type.String(),
-    status: StringEnum(TASK_STATUSES),
-    dueDate: Nullable(Timestamp({ description: 'ISO 8601 UTC' })),
-    assignedToId: Nullable(Uuid({ description: 'Organization user the task is assigned to' })),
+    status: schemas.StringEnum(TASK_STATUSES),
+    dueDate: schemas.Nullable(schemas.Timestamp({ description: 'ISO 8601 UTC' })),
+    assignedToId: schemas.Nullable(schemas.Uuid({ description: 'Organization user the task is assigned to' })),
     order: Type.Integer({ description: 'Position among the parent\'s tasks (lists are ordered by it)' }),
-    completedAt: Nullable(Timestamp()),
-    completedById: Nullable(Uuid({ description: 'Organization user who completed the task' })),
-    createdById: Uuid(),
-    createdAt: Timestamp(),
-    updatedAt: Timestamp(),
+    completedAt: schemas.Nullable(schemas.Timestamp()),
+    completedById: schemas.Nullable(schemas.Uuid({ description: 'Organization user who completed the task' })),
+    createdById: schemas.Uuid(),
+    createdAt: schemas.Timestamp(),
+    updatedAt: schemas.Timestamp(),
     version: Type.Integer({ description: 'Optimistic-lock version; send it back on update to detect concurrent changes' }),
   });
 }
 
 const fields = {
-  label: NotBlank({ maxLength: 500 }),
-  status: StringEnum(TASK_STATUSES, { description: 'Defaults to TODO' }),
-  dueDate: Nullable(DateInput()),
-  assignedToId: Nullable(Uuid({ description: 'An organization user of the caller\'s organization' })),
+  label: schemas.NotBlank({ maxLength: 500 }),
+  status: schemas.StringEnum(TASK_STATUSES, { description: 'Defaults to TODO' }),
+  dueDate: schemas.Nullable(schemas.DateInput()),
+  assignedToId: schemas.Nullable(schemas.Uuid({ description: 'An organization user of the caller\'s organization' })),
   order: Type.Integer({ minimum: 0, maximum: 100000 }),
 };
 
@@ -51,7 +51,7 @@ export const UpdateTaskBody = Type.Object({
 
 /** Optional body of the complete operation: COMPLETE (default), or INCOMPLETE to close it undone. */
 export const CompleteBody = Type.Union([
-  Type.Object({ status: Type.Optional(StringEnum(['COMPLETE', 'INCOMPLETE'] as const)) }),
+  Type.Object({ status: Type.Optional(schemas.StringEnum(['COMPLETE', 'INCOMPLETE'] as const)) }),
   Type.Null(),
 ]);
 

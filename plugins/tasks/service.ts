@@ -1,16 +1,13 @@
 import crypto from 'node:crypto';
 import {
+  db,
+  errors,
   fetchPage,
-  isoDate,
-  NotFoundError,
-  OrganizationUser,
-  parseDateInput,
-  queryOne,
-  sql,
-  ValidationError,
   type OperationContext,
   type PageRequest,
-  writeTransaction,
+  schemas,
+  sql,
+  tables,
 } from '../../core/public.ts';
 import {
   attachedColumns,
@@ -52,14 +49,14 @@ function toDto(t: TaskShape) {
     ...attachedDto(t),
     label: t.label,
     status: t.status as TaskStatus,
-    dueDate: isoDate(t.dueDate ?? null),
+    dueDate: db.isoDate(t.dueDate ?? null),
     assignedToId: t.assignedToId ?? null,
     order: t.position,
-    completedAt: isoDate(t.completedAt ?? null),
+    completedAt: db.isoDate(t.completedAt ?? null),
     completedById: t.completedById ?? null,
     createdById: t.createdById,
-    createdAt: isoDate(t.createdAt)!,
-    updatedAt: isoDate(t.updatedAt)!,
+    createdAt: db.isoDate(t.createdAt)!,
+    updatedAt: db.isoDate(t.updatedAt)!,
     version: t.version,
   };
 }
@@ -84,30 +81,30 @@ export class TaskService {
 
   async get(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string): Promise<TaskDto> {
     const access = await parentOf(ctx, parent, params);
-    const row = await queryOne<TaskShape>(ctx.em, sql`select ${columns} from task t where t.id = ${id} and ${attachedTo('t', access)}`);
-    if (!row) throw new NotFoundError('Task', id);
+    const row = await db.queryOne<TaskShape>(ctx.em, sql`select ${columns} from task t where t.id = ${id} and ${attachedTo('t', access)}`);
+    if (!row) throw new errors.NotFoundError('Task', id);
     return toDto(row);
   }
 
   /** One task by id, whatever its parent (the get_task tool), if the actor may view its parent. */
   async getAny(ctx: OperationContext, id: string): Promise<TaskDto> {
-    const row = await queryOne<TaskShape>(ctx.em, sql`select ${columns} from task t where t.id = ${id} and ${attachedVisible(ctx, 't')}`);
-    if (!row) throw new NotFoundError('Task', id);
+    const row = await db.queryOne<TaskShape>(ctx.em, sql`select ${columns} from task t where t.id = ${id} and ${attachedVisible(ctx, 't')}`);
+    if (!row) throw new errors.NotFoundError('Task', id);
     return toDto(row);
   }
 
   /** An assignee must be an organization user of the caller's organization (400 otherwise). */
   async #checkAssignee(ctx: OperationContext, id: string | null | undefined): Promise<void> {
     if (!id) return;
-    if (!(await ctx.em.findOne(OrganizationUser, { id, organizationId: ctx.actor.organizationId }))) {
-      throw new ValidationError([{ field: 'assignedToId', message: 'is not an organization user of this organization' }]);
+    if (!(await ctx.em.findOne(tables.OrganizationUser, { id, organizationId: ctx.actor.organizationId }))) {
+      throw new errors.ValidationError([{ field: 'assignedToId', message: 'is not an organization user of this organization' }]);
     }
   }
 
   async #forWrite(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string) {
     const access = await contributableParentOf(ctx, parent, params);
     const task = await ctx.em.findOne(Task, { id, parentKind: access.kind, parentId: access.id, organizationId: ctx.actor.organizationId });
-    if (!task) throw new NotFoundError('Task', id);
+    if (!task) throw new errors.NotFoundError('Task', id);
     return { access, task };
   }
 
@@ -133,8 +130,8 @@ export class TaskService {
   }
 
   async create(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, body: CreateTaskBodyT): Promise<TaskDto> {
-    const dueDate = parseDateInput('dueDate', body.dueDate);
-    const task = await writeTransaction(ctx.em, async (em) => {
+    const dueDate = schemas.parseDateInput('dueDate', body.dueDate);
+    const task = await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const access = await contributableParentOf(tx, parent, params);
       await this.#checkAssignee(tx, body.assignedToId);
@@ -144,12 +141,12 @@ export class TaskService {
   }
 
   async update(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string, body: UpdateTaskBodyT): Promise<TaskDto> {
-    const task = await writeTransaction(ctx.em, async (em) => {
+    const task = await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const { access, task } = await this.#forWrite(tx, parent, params, id);
       await this.#checkAssignee(tx, body.assignedToId);
       const { order, ...rest } = body;
-      const changed = mergeUpdate('task', task, { ...rest, position: order, dueDate: parseDateInput('dueDate', body.dueDate) }, ['label', 'status', 'dueDate', 'assignedToId', 'position'], {});
+      const changed = mergeUpdate('task', task, { ...rest, position: order, dueDate: schemas.parseDateInput('dueDate', body.dueDate) }, ['label', 'status', 'dueDate', 'assignedToId', 'position'], {});
       this.#stampCompletion(ctx, task);
       if (changed.length) {
         ctx.services.activity.record(em, ctx.actor, { eventType: 'task.updated', ...recordIds(access), data: { taskId: id, fields: changed.map((f) => (f === 'position' ? 'order' : f)) } });
@@ -172,7 +169,7 @@ export class TaskService {
   }
 
   async complete(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string, status: 'COMPLETE' | 'INCOMPLETE'): Promise<TaskDto> {
-    const task = await writeTransaction(ctx.em, async (em) => {
+    const task = await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const { access, task } = await this.#forWrite(tx, parent, params, id);
       const oldStatus = task.status;
@@ -188,7 +185,7 @@ export class TaskService {
   }
 
   async delete(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string): Promise<void> {
-    await writeTransaction(ctx.em, async (em) => {
+    await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const { access, task } = await this.#forWrite(tx, parent, params, id);
       em.remove(task);

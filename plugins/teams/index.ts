@@ -1,4 +1,4 @@
-import { definePlugin, defineRead, defineWrite, IdParams, type OperationContext } from '../../core/public.ts';
+import { definePlugin, defineRead, defineWrite, type OperationContext, schemas } from '../../core/public.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
 import { CreateTeamBody, TeamSchema, UpdateTeamBody, UserIdsBody, type TeamDto } from './schemas.ts';
@@ -14,7 +14,7 @@ function membersWrite(method: 'POST' | 'DELETE', operationId: string, action: st
     description: `${action} (idempotent). Organization admins only.`,
     path: '/teams/:id/users',
     tags,
-    params: IdParams,
+    params: schemas.IdParams,
     body: UserIdsBody,
     status: 200,
     errors: [403],
@@ -53,7 +53,7 @@ export default definePlugin({
         description: 'Get one team with its members.',
         path: '/teams/:id',
         tags,
-        params: IdParams,
+        params: schemas.IdParams,
         response: TeamSchema,
         run: (c, { id }) => service.get(c, id),
       }),
@@ -79,7 +79,7 @@ export default definePlugin({
         description: 'Update a team: name, description, active flag and (when `userIds` is given) the member list. Organization admins only.',
         path: '/teams/:id',
         tags,
-        params: IdParams,
+        params: schemas.IdParams,
         body: UpdateTeamBody,
         status: 200,
         errors: [403],

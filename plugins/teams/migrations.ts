@@ -1,4 +1,4 @@
-import type { MigrationDefinition } from '../../core/public.ts';
+import type { db } from '../../core/public.ts';
 
 /** None: `team` and `team_member` are kernel tables (the permission service reads them). */
-export const migrations: MigrationDefinition[] = [];
+export const migrations: db.MigrationDefinition[] = [];

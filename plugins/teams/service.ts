@@ -1,20 +1,13 @@
 import crypto from 'node:crypto';
 import {
+  db,
+  errors,
   fetchPage,
-  isoDate,
-  NotFoundError,
-  organizationUserColumns,
-  query,
+  type OperationContext,
+  type PageRequest,
   raw,
   sql,
-  Team,
-  TeamMember,
-  toOrganizationUserDto,
-  ValidationError,
-  type OperationContext,
-  type OrganizationUserRow,
-  type PageRequest,
-  writeTransaction,
+  tables,
 } from '../../core/public.ts';
 import { mergeUpdate } from '../../lib/records/index.ts';
 import type { CreateTeamBodyT, TeamDto, UpdateTeamBodyT } from './schemas.ts';
@@ -43,9 +36,9 @@ export class TeamService {
   /** Teams with their members: one query for the teams, one for all their members. */
   async #withMembers(ctx: OperationContext, teams: TeamShape[]): Promise<TeamDto[]> {
     if (teams.length === 0) return [];
-    const rows = await query<OrganizationUserRow & { team_id: string }>(
+    const rows = await db.query<tables.OrganizationUserRow & { team_id: string }>(
       ctx.em,
-      sql`select tm.team_id, ${organizationUserColumns} from team_member tm
+      sql`select tm.team_id, ${tables.organizationUserColumns} from team_member tm
             join organization_user ou on ou.id = tm.organization_user_id
             join app_user u on u.id = ou.user_id
            where tm.team_id in (${teams.map((t) => t.id)})
@@ -57,9 +50,9 @@ export class TeamService {
       name: t.name,
       description: t.description ?? null,
       active: t.active,
-      members: rows.filter((r) => r.team_id === t.id).map(toOrganizationUserDto),
-      createdAt: isoDate(t.createdAt)!,
-      updatedAt: isoDate(t.updatedAt)!,
+      members: rows.filter((r) => r.team_id === t.id).map(tables.toOrganizationUserDto),
+      createdAt: db.isoDate(t.createdAt)!,
+      updatedAt: db.isoDate(t.updatedAt)!,
       version: t.version,
     }));
   }
@@ -76,8 +69,8 @@ export class TeamService {
   }
 
   async #find(ctx: OperationContext, id: string) {
-    const team = await ctx.em.findOne(Team, { id, organizationId: ctx.actor.organizationId });
-    if (!team) throw new NotFoundError('Team', id);
+    const team = await ctx.em.findOne(tables.Team, { id, organizationId: ctx.actor.organizationId });
+    if (!team) throw new errors.NotFoundError('Team', id);
     return team;
   }
 
@@ -88,24 +81,24 @@ export class TeamService {
    */
   async #members(ctx: OperationContext, ids: string[], joining: boolean, current: string[] = []): Promise<string[]> {
     if (ids.length === 0) return [];
-    const rows = await query<{ id: string; user_id: string; status: string }>(
+    const rows = await db.query<{ id: string; user_id: string; status: string }>(
       ctx.em,
       sql`select ou.id, ou.user_id, ou.status from organization_user ou
            where ou.organization_id = ${ctx.actor.organizationId} and (ou.id in (${ids}) or ou.user_id in (${ids}))`,
     );
     const row = (id: string) => rows.find((r) => r.id === id || r.user_id === id);
-    const errors = ids.flatMap((id) => {
+    const problems = ids.flatMap((id) => {
       const r = row(id);
       if (!r) return [{ field: 'userIds', message: `${id} is not a user of this organization` }];
       if (joining && r.status === 'INACTIVE' && !current.includes(r.id)) return [{ field: 'userIds', message: `${id} is an INACTIVE user of this organization` }];
       return [];
     });
-    if (errors.length) throw new ValidationError(errors);
+    if (problems.length) throw new errors.ValidationError(problems);
     return [...new Set(ids.map((id) => row(id)!.id))];
   }
 
   async #current(ctx: OperationContext, teamId: string): Promise<string[]> {
-    return (await ctx.em.find(TeamMember, { teamId })).map((m) => m.organizationUserId);
+    return (await ctx.em.find(tables.TeamMember, { teamId })).map((m) => m.organizationUserId);
   }
 
   /** Adds and removes members, recording each direction as GOVERNANCE activity. */
@@ -113,18 +106,18 @@ export class TeamService {
     const current = new Set(await this.#current(ctx, teamId));
     const added = add.filter((id) => !current.has(id));
     const removed = remove.filter((id) => current.has(id));
-    for (const organizationUserId of added) ctx.em.create(TeamMember, { teamId, organizationUserId });
-    if (removed.length) await ctx.em.nativeDelete(TeamMember, { teamId, organizationUserId: { $in: removed } });
+    for (const organizationUserId of added) ctx.em.create(tables.TeamMember, { teamId, organizationUserId });
+    if (removed.length) await ctx.em.nativeDelete(tables.TeamMember, { teamId, organizationUserId: { $in: removed } });
     if (added.length) ctx.services.activity.record(ctx.em, ctx.actor, { eventType: 'team.members_added', data: { teamId, organizationUserIds: added } });
     if (removed.length) ctx.services.activity.record(ctx.em, ctx.actor, { eventType: 'team.members_removed', data: { teamId, organizationUserIds: removed } });
   }
 
   async create(ctx: OperationContext, body: CreateTeamBodyT): Promise<TeamDto> {
     ctx.services.permissions.assertAdmin(ctx.actor);
-    const id = await writeTransaction(ctx.em, async (em) => {
+    const id = await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const members = await this.#members(tx, body.userIds ?? [], true);
-      const team = em.create(Team, {
+      const team = em.create(tables.Team, {
         id: crypto.randomUUID(),
         organizationId: ctx.actor.organizationId,
         name: body.name,
@@ -140,7 +133,7 @@ export class TeamService {
   }
 
   async update(ctx: OperationContext, id: string, body: UpdateTeamBodyT): Promise<TeamDto> {
-    await writeTransaction(ctx.em, async (em) => {
+    await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       // Found first: another organization's team is a 404 for every key, never a 403 (spec: not viewable → 404).
       const team = await this.#find(tx, id);
@@ -165,7 +158,7 @@ export class TeamService {
   }
 
   async #editMembers(ctx: OperationContext, id: string, userIds: string[], direction: 'add' | 'remove'): Promise<TeamDto> {
-    await writeTransaction(ctx.em, async (em) => {
+    await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       await this.#find(tx, id);
       ctx.services.permissions.assertAdmin(ctx.actor);

@@ -1,4 +1,4 @@
-import { definePlugin, defineRead, IdParams, OrganizationUserSchema } from '../../core/public.ts';
+import { definePlugin, defineRead, schemas, tables } from '../../core/public.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
 import { UserSchema } from './schemas.ts';
@@ -34,7 +34,7 @@ export default definePlugin({
         description: 'Get one user of the caller\'s organization by id.',
         path: '/users/:id',
         tags: ['Users'],
-        params: IdParams,
+        params: schemas.IdParams,
         response: UserSchema,
         run: (c, { id }) => getUser(c, id),
       }),
@@ -45,7 +45,7 @@ export default definePlugin({
         description: 'List the members of the caller\'s organization, with roles and status.',
         path: '/organization-users',
         tags: ['Organization users'],
-        response: OrganizationUserSchema,
+        response: tables.OrganizationUserSchema,
         paged: { sort: organizationUserSort },
         run: (c, _input, page) => listOrganizationUsers(c, page),
       }),
@@ -56,8 +56,8 @@ export default definePlugin({
         description: 'Get one organization user (membership of a user in the caller\'s organization) by id.',
         path: '/organization-users/:id',
         tags: ['Organization users'],
-        params: IdParams,
-        response: OrganizationUserSchema,
+        params: schemas.IdParams,
+        response: tables.OrganizationUserSchema,
         run: (c, { id }) => getOrganizationUser(c, id),
       }),
     );

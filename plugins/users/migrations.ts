@@ -1,4 +1,4 @@
-import type { MigrationDefinition } from '../../core/public.ts';
+import type { db } from '../../core/public.ts';
 
 /** None: users and organization users are kernel tables (`app_user`, `organization_user`). */
-export const migrations: MigrationDefinition[] = [];
+export const migrations: db.MigrationDefinition[] = [];

@@ -1,4 +1,4 @@
-import { OrganizationUserSchema } from '../../core/public.ts';
+import { tables } from '../../core/public.ts';
 
 /** A user as `/users` shows it: the `user` part of the kernel's organization-user schema (one schema object, one OpenAPI component). */
-export const UserSchema = OrganizationUserSchema.properties.user;
+export const UserSchema = tables.OrganizationUserSchema.properties.user;

@@ -5,7 +5,7 @@
 // a real deadlock between two parallel requests, `raise ... using errcode`) or by the driver.
 import t, { type Test } from 'tap';
 import pg from 'pg';
-import { defineRead, defineWrite, definePlugin, query, sql, raw, Type, writeTransaction, type MigrationDefinition } from '../../core/public.ts';
+import { db, definePlugin, defineRead, defineWrite, raw, sql, Type } from '../../core/public.ts';
 import { databaseFailure } from '../../core/db/errors.ts';
 import { freePort } from '../../app/db/embedded.ts';
 import { startTestServer, type Response } from '../support/server.ts';
@@ -14,7 +14,7 @@ import { callTool, connectMcp, resultText } from '../support/mcp.ts';
 const attempts = new Map<string, number>();
 const count = (key: string) => attempts.set(key, (attempts.get(key) ?? 0) + 1).get(key)!;
 
-const migrations: MigrationDefinition[] = [
+const migrations: db.MigrationDefinition[] = [
   {
     name: 'db-faults-0001-init',
     sql: [
@@ -32,29 +32,29 @@ const State = Type.Object({ state: Type.String({ pattern: '^[0-9A-Z]{5}$' }) });
 const raise = (state: string) => raw(`do $$ begin raise exception 'fault' using errcode = '${state}'; end $$`);
 
 /** Each route makes PostgreSQL fail in one way, inside the kernel's write transaction. */
-const faults: Record<string, (em: Parameters<Parameters<typeof writeTransaction>[1]>[0], key: string) => Promise<unknown>> = {
+const faults: Record<string, (em: Parameters<Parameters<typeof db.writeTransaction>[1]>[0], key: string) => Promise<unknown>> = {
   // 23503: a child of a parent that does not exist.
-  'missing-parent': (em) => query(em, sql`insert into fault_child (id, parent_id) values (100, 999)`),
+  'missing-parent': (em) => db.query(em, sql`insert into fault_child (id, parent_id) values (100, 999)`),
   // 23503: deleting a parent a child still refers to.
-  'referenced-parent': (em) => query(em, sql`delete from fault_parent where id = 1`),
+  'referenced-parent': (em) => db.query(em, sql`delete from fault_parent where id = 1`),
   // 23505: the same key twice.
   duplicate: async (em) => {
-    await query(em, sql`insert into fault_unique (code) values ('x')`);
-    await query(em, sql`insert into fault_unique (code) values ('x')`);
+    await db.query(em, sql`insert into fault_unique (code) values ('x')`);
+    await db.query(em, sql`insert into fault_unique (code) values ('x')`);
   },
   // 57014: a statement cancelled by its timeout.
   timeout: async (em) => {
-    await query(em, sql`set local statement_timeout = 50`);
-    await query(em, sql`select pg_sleep(2)`);
+    await db.query(em, sql`set local statement_timeout = 50`);
+    await db.query(em, sql`select pg_sleep(2)`);
   },
   // 40001 on the first two attempts only: the helper's retry makes it succeed.
   'transient-40001': async (em, key) => {
-    if (count(key) <= 2) await query(em, raise('40001'));
+    if (count(key) <= 2) await db.query(em, raise('40001'));
   },
   // 40P01 every time: retries run out, the caller gets a 409.
   'always-40P01': async (em, key) => {
     count(key);
-    await query(em, raise('40P01'));
+    await db.query(em, raise('40P01'));
   },
 };
 
@@ -74,7 +74,7 @@ const faultPlugin = definePlugin({
         body: Type.Object({ key: Type.String() }),
         status: 204,
         run: async (c, { params, body }) => {
-          await writeTransaction(c.em, (em) => faults[params.name](em, body.key) as Promise<void>);
+          await db.writeTransaction(c.em, (em) => faults[params.name](em, body.key) as Promise<void>);
         },
       }),
     );
@@ -87,9 +87,9 @@ const faultPlugin = definePlugin({
         params: State,
         status: 204,
         run: async (c, { params }) => {
-          await writeTransaction(c.em, async (em) => {
+          await db.writeTransaction(c.em, async (em) => {
             count(params.state);
-            await query(em, raise(params.state));
+            await db.query(em, raise(params.state));
           });
         },
       }),
@@ -104,11 +104,11 @@ const faultPlugin = definePlugin({
         body: Type.Object({ a: Type.Integer(), b: Type.Integer(), key: Type.String() }),
         status: 204,
         run: async (c, { body }) => {
-          await writeTransaction(c.em, async (em) => {
+          await db.writeTransaction(c.em, async (em) => {
             count(body.key);
-            await query(em, sql`select id from fault_parent where id = ${body.a} for update`);
-            await query(em, sql`select pg_sleep(0.3)`);
-            await query(em, sql`select id from fault_parent where id = ${body.b} for update`);
+            await db.query(em, sql`select id from fault_parent where id = ${body.a} for update`);
+            await db.query(em, sql`select pg_sleep(0.3)`);
+            await db.query(em, sql`select id from fault_parent where id = ${body.b} for update`);
           });
         },
       }),
@@ -121,7 +121,7 @@ const faultPlugin = definePlugin({
         params: State,
         response: Type.Object({}),
         run: async (c, { state }) => {
-          await query(c.em, raise(state));
+          await db.query(c.em, raise(state));
           return {};
         },
       }),

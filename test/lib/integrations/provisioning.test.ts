@@ -3,7 +3,7 @@
 // resumes. A test plugin contributes a `probe` field to projects, studies and assays whose step
 // executor behaves as each test asks and counts its "external" side effects in its own table.
 import t from 'tap';
-import { definePlugin, ValidationError, Type } from '../../../core/public.ts';
+import { definePlugin, errors, Type } from '../../../core/public.ts';
 import { StepFailedError, type StepContext, type ProvisioningStep, provisioning } from '../../../lib/integrations/index.ts';
 import { projectExtensions } from '../../../plugins/projects/extensions.ts';
 import { studyExtensions } from '../../../plugins/studies/extensions.ts';
@@ -80,7 +80,7 @@ const probePlugin = definePlugin({
           const probe = value as Probe;
           await provisioning(op.services).add(op, { kind, id: record.id }, { step: 'probe.work', payload: { key: probe.key } });
           // A validation failure after the step was added: the whole create rolls back, job included.
-          if (probe.rollback) throw new ValidationError([{ field: 'probe', message: 'rejected after queueing' }]);
+          if (probe.rollback) throw new errors.ValidationError([{ field: 'probe', message: 'rejected after queueing' }]);
         },
       });
     }

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { definePlugin, defineRead, IdParams, query, sql, Type, ValidationError } from '../../../core/public.ts';
+import { db, definePlugin, defineRead, errors, schemas, sql, Type } from '../../../core/public.ts';
 import { assayAccessById, assayExtensions } from '../../../plugins/assays/extensions.ts';
 import { standardTasks } from '../../../plugins/assay-types/extensions.ts';
 import { startTestServer } from '../../support/server.ts';
@@ -24,7 +24,7 @@ const tasks = definePlugin({
       schema: Type.String(),
       async save(op, assay, value) {
         // Refused after the assay row was written: the whole create must roll back.
-        if (value === 'bad') throw new ValidationError([{ field: 'firstTask', message: 'is bad' }]);
+        if (value === 'bad') throw new errors.ValidationError([{ field: 'firstTask', message: 'is bad' }]);
         await op.em.execute('insert into assay_task (assay_id, label, position) values (?, ?, 0)', [assay.id, value]);
       },
     });
@@ -39,11 +39,11 @@ const tasks = definePlugin({
         description: 'test only',
         path: '/assays/:id/task-labels',
         tool: false,
-        params: IdParams,
+        params: schemas.IdParams,
         response: Type.Object({ projectId: Type.String(), labels: Type.Array(Type.String()) }),
         async run(c, { id }) {
           const access = await assayAccessById(c, id);
-          const rows = await query<{ label: string }>(c.em, sql`select label from assay_task where assay_id = ${id} order by position`);
+          const rows = await db.query<{ label: string }>(c.em, sql`select label from assay_task where assay_id = ${id} order by position`);
           return { projectId: access.projectId, labels: rows.map((r) => r.label) };
         },
       }),

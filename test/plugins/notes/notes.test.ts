@@ -4,7 +4,7 @@ import pino from 'pino';
 import { startTestServer, testCast, type Member } from '../../support/server.ts';
 import { callTool, connectMcp, expectToolMatchesRest, resultText } from '../../support/mcp.ts';
 import { bases, records } from '../external-links/records.ts';
-import { ForbiddenError, NotFoundError, ValidationError, type OperationContext } from '../../../core/public.ts';
+import { errors, type OperationContext } from '../../../core/public.ts';
 import { NoteService, type NewNote, type NoteParent } from '../../../plugins/notes/service.ts';
 
 const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies', 'assay-types', 'assays', 'notes'] });
@@ -273,15 +273,15 @@ t.test('the note service: edit permissions follow the parent; bad values are ref
   const shown = await note({ kind: 'study', id: shared.study.id });
   const orgNote = await note({ kind: 'organization', id: org }, { content: 'org v1' });
   const refused = async (ctx: OperationContext, id: string, changes: Record<string, unknown>) => notes.edit(ctx, id, changes).then(() => undefined, (e: unknown) => e);
-  t.type(await refused(context(bob), hidden.id, { content: 'x' }), NotFoundError, 'bob may not view the PRIVATE study: 404');
+  t.type(await refused(context(bob), hidden.id, { content: 'x' }), errors.NotFoundError, 'bob may not view the PRIVATE study: 404');
   t.match(await refused(context(bob), hidden.id, { content: 'x' }), { message: `Note with id ${hidden.id} not found` });
-  t.type(await refused(context(bob), shown.id, { content: 'x' }), ForbiddenError, 'bob views the PROTECTED study but may not contribute: 403');
-  t.type(await refused(context(outsider, ['ORGANIZATION_ADMIN']), orgNote.id, { content: 'x' }), NotFoundError, 'another organization: 404');
-  t.type(await refused(context(alice), randomUUID(), { content: 'x' }), NotFoundError);
+  t.type(await refused(context(bob), shown.id, { content: 'x' }), errors.ForbiddenError, 'bob views the PROTECTED study but may not contribute: 403');
+  t.type(await refused(context(outsider, ['ORGANIZATION_ADMIN']), orgNote.id, { content: 'x' }), errors.NotFoundError, 'another organization: 404');
+  t.type(await refused(context(alice), randomUUID(), { content: 'x' }), errors.NotFoundError);
   const bad = await refused(context(alice), shown.id, { type: 'MEMO', format: 'HTML', content: 5, archived: 'yes' });
-  t.type(bad, ValidationError);
-  t.same((bad as ValidationError).errors.map((e) => e.field), ['type', 'format', 'content', 'archived']);
-  t.match((bad as ValidationError).errors[0].message, 'must be one of NOTE, COMMENT, CONCLUSION, TEMPLATE');
+  t.type(bad, errors.ValidationError);
+  t.same((bad as errors.ValidationError).errors.map((e) => e.field), ['type', 'format', 'content', 'archived']);
+  t.match((bad as errors.ValidationError).errors[0].message, 'must be one of NOTE, COMMENT, CONCLUSION, TEMPLATE');
   const versions = await server.sql<{ n: string }>('select count(*) as n from note_version where note_id in (?, ?)', [hidden.id, shown.id]);
   t.equal(Number(versions[0].n), 2, 'refused edits added no version');
   // Organization notes: any member of the organization may edit them.

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { Type } from '@sinclair/typebox';
-import { definePlugin, ValidationError } from '../../../core/public.ts';
+import { definePlugin, errors } from '../../../core/public.ts';
 import { projectExtensions } from '../../../plugins/projects/extensions.ts';
 import { startTestServer } from '../../support/server.ts';
 
@@ -18,7 +18,7 @@ const children = definePlugin({
       schema: Type.Integer({ minimum: 0 }),
       async save(op, project, value) {
         // 13 is refused after the project row was written: the whole create must roll back.
-        if (value === 13) throw new ValidationError([{ field: 'childCount', message: 'is unlucky' }]);
+        if (value === 13) throw new errors.ValidationError([{ field: 'childCount', message: 'is unlucky' }]);
         for (let i = 0; i < (value as number); i++) await op.em.execute('insert into child (project_id) values (?)', [project.id]);
       },
     });

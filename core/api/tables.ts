@@ -1,0 +1,5 @@
+/** `tables` of the kernel's entry point: the kernel's own tables plugins use, and how their rows are shown. */
+/** Entities plugins may write through: teams and their members, project access, organization users. */
+export { Team, TeamMember, ProjectMember, OrganizationUser } from '../entities/index.ts';
+/** Organization users as every plugin shows them: the schema, the columns to select, the DTO. */
+export { OrganizationUserSchema, organizationUserColumns, toOrganizationUserDto, type OrganizationUserRow } from '../entities/dto.ts';
