@@ -64,7 +64,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-syntax': ['error', {
         selector: "CallExpression[callee.property.name='transactional']",
-        message: 'use writeTransaction(em, work) from the kernel: it retries serialization failures and deadlocks',
+        message: 'use db.writeTransaction(em, work) from the kernel: it retries serialization failures and deadlocks',
       }],
     },
   },

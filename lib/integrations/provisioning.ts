@@ -332,10 +332,14 @@ export class ProvisioningService {
   /** Retries exhausted (or a StepFailedError): the step FAILED, the record INITIALIZATION_FAILED. */
   async #fail(em: EntityManager, stepId: string, reason: string): Promise<void> {
     await db.writeTransaction(em, async (tx) => {
+      const found = await this.#load(tx, stepId);
+      if (!found) return;
+      const kind = this.#kind(found.kind);
+      // The record's row first, as a completion takes it; then the step as it is now, since a
+      // rerun of the step may have settled it while this transaction waited for the lock.
+      const status = await this.#lockRecord(tx, kind, found.recordId);
       const row = await this.#load(tx, stepId);
       if (!row || row.status === 'DONE' || row.status === 'FAILED') return;
-      const kind = this.#kind(row.kind);
-      const status = await this.#lockRecord(tx, kind, row.recordId);
       const scope = await kind.scope(tx, row.recordId);
       if (status === undefined || !scope) return;
       await tx.execute(`update provisioning_step set status = 'FAILED', last_error = ?, updated_at = now() where id = ?`, [reason, stepId]);

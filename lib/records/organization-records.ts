@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { UniqueConstraintViolationException, type EntitySchema } from '@mikro-orm/core';
+import { LockMode, UniqueConstraintViolationException, type EntitySchema } from '@mikro-orm/core';
 import {
   db,
   defineRead,
@@ -115,8 +115,12 @@ export class OrganizationRecords<E extends { id: string }, Dto> {
     });
   }
 
+  /**
+   * The record for a write, its row locked: concurrent writes to it run one after the other, so a
+   * second DELETE (or a PUT after a DELETE) finds nothing (404) instead of deleting or recording twice.
+   */
   async #find(em: OperationContext['em'], ctx: OperationContext, id: string): Promise<E> {
-    const r = await em.findOne(this.spec.entity, { id, organizationId: ctx.actor.organizationId });
+    const r = await em.findOne(this.spec.entity, { id, organizationId: ctx.actor.organizationId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
     if (!r) throw new errors.NotFoundError(this.#kind, id);
     return r as E;
   }

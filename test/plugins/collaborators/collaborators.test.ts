@@ -245,3 +245,25 @@ t.test('tools list_collaborators and get_collaborator return the REST GET body',
   const tools = (await client.listTools()).tools.map((tool) => tool.name).filter((name) => name.includes('collaborator'));
   t.same(tools.sort(), ['get_collaborator', 'list_collaborators'], 'read-only tools only');
 });
+
+t.test('concurrent writes to one collaborator: each applies once, in some order', async (t) => {
+  for (let round = 0; round < 3; round++) {
+    // Four DELETEs: one 204, the others 404, and one collaborator.deleted record.
+    const doomed = await collaborator(alice, { label: `Doomed ${round}` });
+    const deletes = await Promise.all([1, 2, 3, 4].map(() => server.request('DELETE', `/api/v1/collaborators/${doomed.id}`, { key: alice.key })));
+    t.same(deletes.map((r) => r.status).sort(), [204, 404, 404, 404], `round ${round}: DELETE statuses`);
+    const deleted = await server.sql(`select 1 from activity where event_type = 'collaborator.deleted' and data->>'label' = ?`, [`Doomed ${round}`]);
+    t.equal(deleted.length, 1, 'the deletion is recorded once');
+    // PUTs without a version racing a DELETE: a PUT either lands before it (200) or finds nothing (404).
+    const c = await collaborator(alice, { label: `Raced ${round}` });
+    const [put1, del, put2] = await Promise.all([
+      server.put(`/api/v1/collaborators/${c.id}`, { code: 'A' }, { key: alice.key }),
+      server.request('DELETE', `/api/v1/collaborators/${c.id}`, { key: alice.key }),
+      server.put(`/api/v1/collaborators/${c.id}`, { code: 'B' }, { key: alice.key }),
+    ]);
+    t.equal(del.status, 204);
+    for (const put of [put1, put2]) t.ok([200, 404].includes(put.status), `PUT ${put.status}`);
+    const updates = await server.sql(`select 1 from activity where event_type = 'collaborator.updated' and data->>'label' = ?`, [`Raced ${round}`]);
+    t.equal(updates.length, [put1, put2].filter((p) => p.status === 200).length, 'one update record per 200');
+  }
+});
