@@ -94,9 +94,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      // Stop accepting, let in-flight requests finish, then stop the job workers (runtime.close
-      // does it first), release the pool and the database.
+      // Stop accepting, let in-flight requests finish (handlers too, whose client may have gone),
+      // then stop the job workers (runtime.close does it first), release the pool and the database.
       await app.close();
+      await app.handlersSettled();
       await runtime.close();
     })());
   return { app, runtime, url, stop };

@@ -20,6 +20,7 @@ import { registerMetrics } from './metrics.ts';
 import { openapiOptions } from '../openapi/index.ts';
 import { RequestLogController } from '../logging/request-log.ts';
 import { callerPath, isBeta, rewriteBetaUrl, safeDecode, successorOf } from './beta-alias.ts';
+import { trackHandlers } from './in-flight.ts';
 
 export interface AppOptions {
   kernel: Kernel;
@@ -96,6 +97,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     logController: new RequestLogController(),
     rewriteUrl: rewriteBetaUrl,
   });
+  // Before any route: shutdown waits for every handler, not only for connections.
+  app.decorate('handlersSettled', trackHandlers(app).settled);
   app.setValidatorCompiler(validatorCompiler());
   app.setSerializerCompiler(serializerCompiler());
   app.addHook('onRequest', echoRequestId);

@@ -56,6 +56,23 @@ t.test('SIGTERM: pre-connected and idle connections close at once, the request i
   t.match(served.stderr(), /"msg":"stopped"/);
 });
 
+t.test('SIGTERM after the client gave up: its handler still runs to the end, its query included, before the pool closes', async (t) => {
+  // A data directory of its own: the demo key is printed only when the demo organization is made.
+  const own = dataDir(t);
+  stopLeftCluster(t, own);
+  const served = await serve(t, { LABDATA_DATA_DIR: own, LABDATA_PLUGINS: plugins, LABDATA_LOG_LEVEL: 'info' });
+  const key = demoKey(served.stdout())!;
+  const ca = readFileSync(join(own, 'tls', 'cert.pem'), 'utf8');
+  const request = https.get(`${served.url}/api/v1/slow`, { ca, headers: { 'x-api-key': key } });
+  request.on('error', () => {});
+  t.ok(await eventually(() => served.stderr().includes('slow-read: started')), 'a slow request is in flight');
+  request.destroy();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.same(await stop(served, 'SIGTERM'), { code: 0, signal: null }, 'exit 0');
+  t.match(served.stderr(), /slow-read: finished/, 'the handler ran its query after the client left');
+  t.notMatch(served.stderr(), /"level":50/, 'nothing failed on the way out');
+});
+
 t.test('a killed server (SIGKILL) takes its embedded PostgreSQL with it; npm start stopped by a service manager or Ctrl-C leaves nothing behind', async (t) => {
   const served = await serve(t, { LABDATA_DATA_DIR: dir, LABDATA_PLUGINS: plugins });
   const pgPid = postmasterPid(dir);
