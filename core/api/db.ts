@@ -9,7 +9,7 @@ export { join, isoDate } from '../db/sql.ts';
 /** A write transaction that retries on serialization failures and deadlocks. */
 export { writeTransaction } from '../db/transaction.ts';
 /** Row locks taken in the one global order (parent before child, no deadlocks between writers). */
-export { lockLocated, lockChildren, type RowLock, type LockTable } from '../db/locks.ts';
+export { LOCK_ORDER, lockLocated, lockChildren, type RowLock, type LockTable } from '../db/locks.ts';
 /** The `onCreate` instant of an entity: `createdAt` and `updatedAt` of a new record are equal. */
 export { creationTime } from '../db/timestamps.ts';
 /** A plugin's schema migration (name prefixed with the plugin name). */

@@ -1,13 +1,4 @@
-import {
-  type KernelServices,
-  type OperationContext,
-  raw,
-  schemas,
-  type Sql,
-  sql,
-  type TObject,
-  Type,
-} from '../../core/public.ts';
+import { db, type KernelServices, type OperationContext, raw, schemas, type Sql, sql, type TObject, Type } from '../../core/public.ts';
 import { parentKinds, type ParentAccess, type ParentKind } from './parents.ts';
 
 /**
@@ -34,6 +25,36 @@ export function parentOf(ctx: OperationContext, parent: ParentKind, params: Reco
 /** The parent as the actor may change it: 404 when not viewable, 403 when not a contributor. */
 export async function contributableParentOf(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>): Promise<ParentAccess> {
   const access = await parentOf(ctx, parent, params);
+  ctx.services.permissions.assertContributor(access);
+  return access;
+}
+
+/**
+ * The row locks that pin a parent where it is: its project, study and assay rows shared, the
+ * parent's own row in `own` mode (`update` serializes the writes of one parent's attachments).
+ */
+export function parentLocks(access: ParentAccess, own: db.RowLock['mode'] = 'share'): db.RowLock[] {
+  return db.LOCK_ORDER.flatMap((table) => {
+    const id = access[`${table}Id`];
+    return id ? [{ table, id, mode: table === access.kind ? own : 'share' }] : [];
+  });
+}
+
+/**
+ * The parent for a write, pinned until the commit: its chain locked in the kernel's order
+ * (`parentLocks`), then judged as it is now (404, 403). A delete or move of the parent waits
+ * for the write, or the write for it (and then finds it gone or follows it), so no attachment
+ * outlives its parent and no activity is filed where the parent no longer is. Inside a write
+ * transaction.
+ */
+export async function lockedParentOf(
+  ctx: OperationContext,
+  parent: ParentKind,
+  params: Record<string, unknown>,
+  own: db.RowLock['mode'] = 'share',
+): Promise<ParentAccess> {
+  let access!: ParentAccess;
+  await db.lockLocated(ctx.em, ctx.actor.organizationId, async () => parentLocks((access = await parentOf(ctx, parent, params)), own));
   ctx.services.permissions.assertContributor(access);
   return access;
 }

@@ -40,6 +40,8 @@ export {
   parentParams,
   parentOf,
   contributableParentOf,
+  parentLocks,
+  lockedParentOf,
   attachedTo,
   attachedVisible,
   cascadeWithParents,

@@ -1,14 +1,4 @@
-import {
-  db,
-  type EntityManager,
-  errors,
-  type OperationContext,
-  raw,
-  type Sql,
-  sql,
-  type TSchema,
-  Type,
-} from '../../core/public.ts';
+import { db, type EntityManager, errors, type OperationContext, raw, type Sql, sql, type TSchema, Type } from '../../core/public.ts';
 
 /** A request field contributed to another plugin's record (e.g. an integration's link field). */
 export interface RecordField<R> {

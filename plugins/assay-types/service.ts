@@ -1,15 +1,6 @@
 import crypto from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import {
-  db,
-  type EntityManager,
-  errors,
-  fetchPage,
-  type OperationContext,
-  type PageRequest,
-  raw,
-  sql,
-} from '../../core/public.ts';
+import { db, type EntityManager, errors, fetchPage, type OperationContext, type PageRequest, raw, sql } from '../../core/public.ts';
 import { mergeUpdate, transition } from '../../lib/records/index.ts';
 import { AssayType } from './entities.ts';
 import { normalizeFields, normalizeTasks } from './definition.ts';
@@ -112,8 +103,14 @@ export class AssayTypeService {
     return toDto(row);
   }
 
-  /** Loads the entity for a write: 404 when it is not a live type of the organization, then 403 unless admin. */
+  /**
+   * Loads the entity for a write: 404 when it is not a live type of the organization, then 403 unless admin.
+   * The row is locked first, so concurrent writes of one type run one after the other, each on the
+   * state the previous one left (no 409 from the version check, no transition judged on a stale status).
+   * `no key update`: assays being created with the type (their foreign key's check) need not wait.
+   */
   async #forWrite(ctx: OperationContext, id: string) {
+    await db.query(ctx.em, sql`select id from assay_type where id = ${id} and organization_id = ${ctx.actor.organizationId} for no key update`);
     const type = await ctx.em.findOne(AssayType, { id, organizationId: ctx.actor.organizationId, status: { $ne: 'DELETED' } });
     if (!type) throw new errors.NotFoundError('Assay type', id);
     ctx.services.permissions.assertAdmin(ctx.actor);

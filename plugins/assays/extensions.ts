@@ -1,12 +1,4 @@
-import {
-  createExtensionPoint,
-  raw,
-  sql,
-  type Actor,
-  type KernelServices,
-  type OperationContext,
-  type Sql,
-} from '../../core/public.ts';
+import { createExtensionPoint, raw, sql, type Actor, type KernelServices, type OperationContext, type Sql } from '../../core/public.ts';
 import { parentKinds, type RecordExtensions, type ParentAccess } from '../../lib/records/index.ts';
 import { studyAccess } from '../studies/extensions.ts';
 

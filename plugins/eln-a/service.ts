@@ -1,13 +1,4 @@
-import {
-  db,
-  type EntityManager,
-  errors,
-  type KernelServices,
-  type OperationContext,
-  raw,
-  type Sql,
-  sql,
-} from '../../core/public.ts';
+import { db, type EntityManager, errors, type KernelServices, type OperationContext, raw, type Sql, sql } from '../../core/public.ts';
 import { askVendor, linkExisting, StepFailedError, vendorEndpoint, verifyExisting, vendorStep, type ProvisioningStep, type StepContext, provisioning } from '../../lib/integrations/index.ts';
 import { findIntegration } from '../integrations/extensions.ts';
 import { HttpElnAConnector, type ElnAConnector } from './connector.ts';

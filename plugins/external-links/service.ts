@@ -1,17 +1,10 @@
 import crypto from 'node:crypto';
+import { db, errors, fetchPage, type OperationContext, type PageRequest, sql } from '../../core/public.ts';
 import {
-  db,
-  errors,
-  fetchPage,
-  type OperationContext,
-  type PageRequest,
-  sql,
-} from '../../core/public.ts';
-import {
+  lockedParentOf,
   attachedColumns,
   attachedDto,
   attachedTo,
-  contributableParentOf,
   mergeUpdate,
   parentOf,
   type AttachedRow,
@@ -95,7 +88,7 @@ export class ExternalLinkService {
 
   async create(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, body: CreateBody): Promise<ExternalLinkDto> {
     const link = await db.writeTransaction(ctx.em, async (em) => {
-      const access = await contributableParentOf({ ...ctx, em }, parent, params);
+      const access = await lockedParentOf({ ...ctx, em }, parent, params);
       checkUrl(body.url);
       const l = em.create(ExternalLink, {
         id: crypto.randomUUID(),
@@ -114,7 +107,7 @@ export class ExternalLinkService {
 
   async update(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string, body: UpdateBody): Promise<ExternalLinkDto> {
     const link = await db.writeTransaction(ctx.em, async (em) => {
-      const access = await contributableParentOf({ ...ctx, em }, parent, params);
+      const access = await lockedParentOf({ ...ctx, em }, parent, params);
       const l = await this.#forWrite(ctx, em, access, id);
       if (body.url !== undefined) checkUrl(body.url);
       const fields = mergeUpdate('external link', l, body, ['label', 'url'], {});
@@ -126,14 +119,16 @@ export class ExternalLinkService {
 
   async delete(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string): Promise<void> {
     await db.writeTransaction(ctx.em, async (em) => {
-      const access = await contributableParentOf({ ...ctx, em }, parent, params);
+      const access = await lockedParentOf({ ...ctx, em }, parent, params);
       const l = await this.#forWrite(ctx, em, access, id);
       em.remove(l);
       this.#record(ctx, em, access, 'external_link.deleted', l);
     });
   }
 
+  /** The link, locked: a second update or delete of it waits, then sees this one's result (404 once deleted). */
   async #forWrite(ctx: OperationContext, em: OperationContext['em'], access: ParentAccess, id: string) {
+    await db.query(em, sql`select id from external_link where id = ${id} and organization_id = ${ctx.actor.organizationId} for update`);
     const link = await em.findOne(ExternalLink, { id, organizationId: ctx.actor.organizationId, parentKind: access.kind, parentId: access.id });
     if (!link) throw new errors.NotFoundError('External link', id);
     return link;

@@ -1,15 +1,6 @@
 import crypto from 'node:crypto';
-import {
-  db,
-  type EntityManager,
-  errors,
-  type OperationContext,
-  raw,
-  type Sql,
-  sql,
-  withStatus,
-} from '../../core/public.ts';
-import { parentType, type ParentAccess, type ParentKind } from '../../lib/records/index.ts';
+import { db, type EntityManager, errors, type OperationContext, raw, type Sql, sql, withStatus } from '../../core/public.ts';
+import { parentLocks, parentType, type ParentAccess, type ParentKind } from '../../lib/records/index.ts';
 import type { ProjectRecord } from '../projects/extensions.ts';
 import { connect, type GitIntegration } from './connect.ts';
 import { GitProviderError, isTransient, type GitProvider, type GitRepository } from './provider.ts';
@@ -172,21 +163,27 @@ export class GitService {
       throw providerHttpError(err, 'groupId');
     }
 
-    const created = await db.writeTransaction(ctx.em, async (em) => {
-      const inserted = await db.queryOne<{ id: string }>(
+    const stored = await db.writeTransaction(ctx.em, async (em) => {
+      // The record must be neither deleted (its cascade would miss this row) nor moved (its history
+      // is re-homed) before the commit: pinned where it is now, contributor judged there.
+      const tx = { ...ctx, em };
+      let at!: ParentAccess;
+      await db.lockLocated(em, ctx.actor.organizationId, async () => parentLocks((at = await parent.access(tx, id))));
+      ctx.services.permissions.assertContributor(at);
+      const inserted = await db.queryOne<RepositoryRow>(
         em,
-        sql`insert into git_repository (id, organization_id, parent_kind, parent_id, integration_id, group_id, name, external_id, url, created_by_id)
+        sql`insert into git_repository as r (id, organization_id, parent_kind, parent_id, integration_id, group_id, name, external_id, url, created_by_id)
             values (${crypto.randomUUID()}, ${ctx.actor.organizationId}, ${parent.kind}, ${id}, ${target.integrationId}, ${target.groupId},
                     ${repository.name}, ${repository.id}, ${repository.url}, ${ctx.actor.organizationUserId})
-            on conflict (parent_kind, parent_id) do nothing returning id`,
+            on conflict (parent_kind, parent_id) do nothing returning ${repositoryColumns}`,
       );
-      // A concurrent request stored it first: theirs is the record's repository.
-      if (!inserted) return false;
+      // A concurrent request stored it first: theirs is the record's repository (read while the record is pinned).
+      if (!inserted) return { row: (await this.#repository(tx, parent.kind, id))!, created: false };
       ctx.services.activity.record(em, ctx.actor, {
         eventType: 'git.repository_created',
-        projectId: access.projectId,
-        studyId: access.studyId,
-        assayId: access.assayId,
+        projectId: at.projectId,
+        studyId: at.studyId,
+        assayId: at.assayId,
         data: {
           repositoryId: inserted.id,
           parentType: parentType(parent.kind),
@@ -197,10 +194,9 @@ export class GitService {
           url: repository.url,
         },
       });
-      return true;
+      return { row: inserted, created: true };
     });
-    const row = (await this.#repository(ctx, parent.kind, id))!;
-    return withStatus(created ? 201 : 200, toDto(row));
+    return withStatus(stored.created ? 201 : 200, toDto(stored.row));
   }
 
   /** Cascade: the records go, so do their repository rows (the repositories themselves stay). */

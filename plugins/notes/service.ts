@@ -14,6 +14,7 @@ import {
   withArticle,
 } from '../../core/public.ts';
 import {
+  parentLocks,
   attachedColumns,
   attachedDto,
   attachedTo,
@@ -22,7 +23,9 @@ import {
   parentParam,
   type AttachedRow,
   type ParentAccess,
-  type ParentKind, parentKinds } from '../../lib/records/index.ts';
+  type ParentKind,
+  parentKinds,
+} from '../../lib/records/index.ts';
 import { Note, NoteVersion } from './entities.ts';
 import { NOTE_FORMATS, NOTE_TYPES, type NoteFormat, type NoteType } from './schemas.ts';
 
@@ -176,7 +179,8 @@ export class NoteService {
   /**
    * The organization a note parent belongs to, or undefined when there is no such parent (or its
    * kind is not enabled). A record's organization never changes, a move included, so its own
-   * row says it.
+   * row says it. In a transaction the row stays locked (shared) until the commit: the record's
+   * delete then waits and takes the new note along, instead of leaving it behind.
    */
   async organizationOf(em: EntityManager, parent: NoteParent): Promise<string | undefined> {
     const kind = parentKinds(this.#services).get(parent.kind);
@@ -185,7 +189,7 @@ export class NoteService {
       const row = await db.queryOne<{ id: string }>(em, sql`select o.id from organization o where o.id = ${parent.id}`);
       return row?.id;
     }
-    const row = await db.queryOne<{ organizationId: string }>(em, sql`select r.organization_id as "organizationId" from ${raw(kind.table)} r where r.id = ${parent.id}`);
+    const row = await db.queryOne<{ organizationId: string }>(em, sql`select r.organization_id as "organizationId" from ${raw(kind.table)} r where r.id = ${parent.id} for share`);
     return row?.organizationId;
   }
 
@@ -233,9 +237,18 @@ export class NoteService {
    */
   async edit(ctx: OperationContext, noteId: string, changes: NoteEdit): Promise<NoteDto> {
     return db.writeTransaction(ctx.em, async (em) => {
-      const note = await em.findOne(Note, { id: noteId, organizationId: ctx.actor.organizationId });
+      const org = ctx.actor.organizationId;
+      const at = await db.queryOne<{ parentKind: string; parentId: string }>(
+        em,
+        sql`select parent_kind as "parentKind", parent_id as "parentId" from note where id = ${noteId} and organization_id = ${org}`,
+      );
+      if (!at) throw new errors.NotFoundError('Note', noteId);
+      const access = await this.#accessForEdit({ ...ctx, em }, { id: noteId, ...at });
+      // Then the note itself (after its parent, the kernel's order): edits of it run one after
+      // another, each adding its version on top of the one before. Gone meanwhile: the parent's cascade.
+      await db.query(em, sql`select id from note where id = ${noteId} for update`);
+      const note = await em.findOne(Note, { id: noteId, organizationId: org });
       if (!note) throw new errors.NotFoundError('Note', noteId);
-      const access = await this.#accessForEdit({ ...ctx, em }, note);
       checkFields(changes, false);
       const latest = await em.findOneOrFail(NoteVersion, { noteId, version: note.currentVersion });
       const fields: string[] = [];
@@ -247,7 +260,6 @@ export class NoteService {
       }
       let content = latest.content;
       if (changes.content !== undefined && changes.content !== latest.content) {
-        // Two concurrent edits would both add version n+1: the primary key lets one through (409 for the other).
         note.currentVersion += 1;
         content = changes.content;
         em.create(NoteVersion, {
@@ -273,13 +285,20 @@ export class NoteService {
     });
   }
 
-  /** The parent as the actor may change it; null for organization notes (any member may). */
+  /**
+   * The parent as the actor may change it, pinned until the commit (neither deleted nor moved, so
+   * its cascade or its move sees this edit and its entry); null for organization notes (any member may).
+   */
   async #accessForEdit(ctx: OperationContext, note: { id: string; parentKind: string; parentId: string }): Promise<ParentAccess | null> {
     if (note.parentKind === ORGANIZATION) return null;
     const kind = parentKinds(this.#services).get(note.parentKind);
-    const access = await kind?.access(ctx, note.parentId).catch((e: unknown) => {
-      if (e instanceof errors.NotFoundError) return undefined;
-      throw e;
+    let access: ParentAccess | undefined;
+    await db.lockLocated(ctx.em, ctx.actor.organizationId, async () => {
+      access = await kind?.access(ctx, note.parentId).catch((e: unknown) => {
+        if (e instanceof errors.NotFoundError) return undefined;
+        throw e;
+      });
+      return access ? parentLocks(access) : [];
     });
     // The note is as invisible as its parent: the 404 names the note, not the parent.
     if (!access) throw new errors.NotFoundError('Note', note.id);

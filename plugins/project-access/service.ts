@@ -1,15 +1,5 @@
 import crypto from 'node:crypto';
-import {
-  db,
-  errors,
-  fetchPage,
-  type OperationContext,
-  type PageRequest,
-  raw,
-  sql,
-  type Static,
-  tables,
-} from '../../core/public.ts';
+import { db, errors, fetchPage, type OperationContext, type PageRequest, raw, sql, type Static, tables } from '../../core/public.ts';
 import { lockProjectGrants, projectAccess } from '../projects/extensions.ts';
 import type { GrantBody, GrantDto } from './schemas.ts';
 
@@ -35,8 +25,9 @@ async function grantee(ctx: OperationContext, body: Static<typeof GrantBody>): P
     }
     return { organizationUserId: null, teamId: body.teamId };
   }
-  const where = body.userId ? { userId: body.userId, organizationId: org } : { id: body.organizationUserId!, organizationId: org };
-  const ou = await ctx.em.findOne(tables.OrganizationUser, where);
+  // FOR SHARE: a deactivation in flight commits first (and is seen) or waits for this grant.
+  const ou = await db.queryOne<{ id: string; status: string }>(ctx.em, sql`select id, status from organization_user
+    where organization_id = ${org} and ${body.userId ? sql`user_id = ${body.userId}` : sql`id = ${body.organizationUserId!}`} for share`);
   if (!ou) throw new errors.ValidationError([{ field: given[0], message: 'is not a user of this organization' }]);
   // A grant to a deactivated membership would silently come back to life on reactivation.
   if (ou.status === 'INACTIVE') throw new errors.ValidationError([{ field: given[0], message: 'is an INACTIVE user of this organization' }]);
@@ -46,8 +37,9 @@ async function grantee(ctx: OperationContext, body: Static<typeof GrantBody>): P
 export async function grant(ctx: OperationContext, projectId: string, body: Static<typeof GrantBody>): Promise<GrantDto> {
   return db.writeTransaction(ctx.em, async (em) => {
     const tx = { ...ctx, em };
-    ctx.services.permissions.assertContributor(await projectAccess(tx, projectId));
+    // Locked before the checks: a project deleted meanwhile is a 404 here, not a grant left without its project.
     await lockProjectGrants(tx, projectId);
+    ctx.services.permissions.assertContributor(await projectAccess(tx, projectId));
     const who = await grantee(tx, body);
     const exists = await db.queryOne(em, sql`select 1 from project_member where project_id = ${projectId}
       and ${who.teamId ? sql`team_id = ${who.teamId}` : sql`organization_user_id = ${who.organizationUserId}`}`);
@@ -62,8 +54,8 @@ export async function grant(ctx: OperationContext, projectId: string, body: Stat
 export async function revoke(ctx: OperationContext, projectId: string, grantId: string): Promise<void> {
   await db.writeTransaction(ctx.em, async (em) => {
     const tx = { ...ctx, em };
-    ctx.services.permissions.assertContributor(await projectAccess(tx, projectId));
     await lockProjectGrants(tx, projectId);
+    ctx.services.permissions.assertContributor(await projectAccess(tx, projectId));
     const g = await em.findOne(tables.ProjectMember, { id: grantId, projectId, organizationId: ctx.actor.organizationId });
     if (!g) throw new errors.NotFoundError('ProjectAccess', grantId);
     em.remove(g);

@@ -8,10 +8,10 @@ import {
   type KernelServices,
   type OperationContext,
   type PageRequest,
-  raw,
   sql,
 } from '../../core/public.ts';
 import {
+  lockedParentOf,
   attachedColumns,
   attachedDto,
   attachedTo,
@@ -92,6 +92,14 @@ export async function insertAttachment(em: EntityManager, services: KernelServic
   return id;
 }
 
+/** The record chain in the kernel's lock order (core/db/locks.ts). */
+/**
+ * The parent's own row is locked for update, not share (lockedParentOf): the folder writes of
+ * one record run one after another, so there is exactly one primary.
+ */
+const lockedParent = (ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>) =>
+  lockedParentOf(ctx, parent, params, 'update');
+
 /** Storage folder attachments of projects, studies and assays; every method takes its route's parent kind. */
 export class FolderService {
   async list(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, page: PageRequest) {
@@ -117,7 +125,7 @@ export class FolderService {
     const drive = await findDrive(ctx.em, ctx.actor.organizationId, body.driveId);
     const info = await existingFolder(ctx.services, drive, path, { driveId: 'driveId', path: 'path' });
     const id = await db.writeTransaction(ctx.em, async (em) => {
-      const access = await contributableParentOf({ ...ctx, em }, parent, params);
+      const access = await lockedParent({ ...ctx, em }, parent, params);
       const taken = await db.queryOne<{ id: string }>(
         em,
         sql`select f.id from storage_folder f where ${attachedTo('f', access)} and f.drive_id = ${drive.id} and f.path = ${path}`,
@@ -141,8 +149,8 @@ export class FolderService {
       throw new errors.BadRequestError('primary must be true: a record always keeps one primary folder; make another folder primary instead');
     }
     await db.writeTransaction(ctx.em, async (em) => {
-      const access = await contributableParentOf({ ...ctx, em }, parent, params);
-      const folder = await this.#find(em, ctx.actor, access, id, true);
+      const access = await lockedParent({ ...ctx, em }, parent, params);
+      const folder = await this.#find(em, ctx.actor, access, id);
       if (folder.isPrimary) return;
       const previous = await db.queryOne<{ id: string }>(
         em,
@@ -160,8 +168,8 @@ export class FolderService {
    */
   async detach(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string): Promise<void> {
     await db.writeTransaction(ctx.em, async (em) => {
-      const access = await contributableParentOf({ ...ctx, em }, parent, params);
-      const folder = await this.#find(em, ctx.actor, access, id, true);
+      const access = await lockedParent({ ...ctx, em }, parent, params);
+      const folder = await this.#find(em, ctx.actor, access, id);
       await em.execute('delete from storage_folder where id = ?', [id]);
       let newPrimaryFolderId: string | null = null;
       if (folder.isPrimary) {
@@ -177,11 +185,10 @@ export class FolderService {
   }
 
   /** An attachment of this parent (404 naming it when it is another parent's, or none). */
-  async #find(em: EntityManager, actor: Actor, access: ParentAccess, id: string, lock = false): Promise<FolderRow> {
+  async #find(em: EntityManager, actor: Actor, access: ParentAccess, id: string): Promise<FolderRow> {
     const row = await db.queryOne<FolderRow>(
       em,
-      sql`select ${columns} from storage_folder f
-            where f.id = ${id} and f.organization_id = ${actor.organizationId} and ${attachedTo('f', access)} ${raw(lock ? 'for update' : '')}`,
+      sql`select ${columns} from storage_folder f where f.id = ${id} and f.organization_id = ${actor.organizationId} and ${attachedTo('f', access)}`,
     );
     if (!row) throw new errors.NotFoundError('Storage folder', id);
     return row;

@@ -1,16 +1,7 @@
 import crypto from 'node:crypto';
-import {
-  db,
-  errors,
-  fetchPage,
-  type OperationContext,
-  type PageRequest,
-  type Sql,
-  sql,
-  type Visibility,
-} from '../../core/public.ts';
+import { db, errors, fetchPage, type OperationContext, type PageRequest, raw, type Sql, sql, type Visibility } from '../../core/public.ts';
 import { mergeUpdate } from '../../lib/records/index.ts';
-import { studyAccess, studyAccessById, type StudyReader } from '../studies/extensions.ts';
+import { studyAccess, studyAccessById, studyLocks, type StudyReader } from '../studies/extensions.ts';
 import { StudyCollection, StudyCollectionStudy } from './entities.ts';
 import { collectionChangeableBy, collectionVisibleTo, ownsCollection } from './extensions.ts';
 import type { CreateBody, UpdateBody } from './schemas.ts';
@@ -94,9 +85,19 @@ export class StudyCollectionService {
     return row;
   }
 
+  /**
+   * For a write: locks the collection row until commit (`update` to change or delete it, `share`
+   * to change its studies), so its writers run one after the other and every check below judges
+   * the current row. Any study locks come first (kernel rows before this plugin's).
+   */
+  async #lock(ctx: OperationContext, id: string, mode: 'update' | 'share') {
+    await db.query(ctx.em, sql`select id from study_collection where id = ${id} and organization_id = ${ctx.actor.organizationId} for ${raw(mode)}`);
+    return this.#find(ctx, id);
+  }
+
   /** For a write: 404 if not viewable, 403 unless the actor may change it. */
-  async #forChange(ctx: OperationContext, id: string) {
-    const row = await this.#find(ctx, id);
+  async #forChange(ctx: OperationContext, id: string, mode: 'update' | 'share') {
+    const row = await this.#lock(ctx, id, mode);
     if (!row.canChange) throw new errors.ForbiddenError();
     return row;
   }
@@ -122,7 +123,7 @@ export class StudyCollectionService {
 
   async update(ctx: OperationContext, id: string, body: UpdateBody) {
     await db.writeTransaction(ctx.em, async (em) => {
-      const row = await this.#forChange({ ...ctx, em }, id);
+      const row = await this.#forChange({ ...ctx, em }, id, 'update');
       const c = await em.findOneOrFail(StudyCollection, { id, organizationId: ctx.actor.organizationId });
       const oldVisibility = c.visibility;
       // Anyone may edit a PUBLIC collection, but only its owner (or an admin) decides who sees it.
@@ -146,7 +147,7 @@ export class StudyCollectionService {
   /** Owner or admin only (403 for others who may view it); its memberships go with it. */
   async delete(ctx: OperationContext, id: string): Promise<void> {
     await db.writeTransaction(ctx.em, async (em) => {
-      const row = await this.#find({ ...ctx, em }, id);
+      const row = await this.#lock({ ...ctx, em }, id, 'update');
       if (!ownsCollection(ctx.actor, row)) throw new errors.ForbiddenError();
       await em.nativeDelete(StudyCollectionStudy, { collectionId: id });
       await em.nativeDelete(StudyCollection, { id, organizationId: ctx.actor.organizationId });
@@ -158,7 +159,8 @@ export class StudyCollectionService {
   async addStudy(ctx: OperationContext, id: string, studyId: string) {
     await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
-      await this.#forChange(tx, id);
+      await this.#lockStudy(tx, studyId);
+      await this.#forChange(tx, id, 'share');
       const study = await studyAccessById(tx, studyId);
       const inserted = await db.query(
         em,
@@ -175,11 +177,21 @@ export class StudyCollectionService {
   async removeStudy(ctx: OperationContext, id: string, studyId: string): Promise<void> {
     await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
-      await this.#forChange(tx, id);
+      await this.#lockStudy(tx, studyId);
+      await this.#forChange(tx, id, 'share');
       const study = await studyAccessById(tx, studyId);
       const removed = await em.nativeDelete(StudyCollectionStudy, { collectionId: id, studyId });
       if (removed) this.#recordMembership(tx, 'study_collection.study_removed', id, study);
     });
+  }
+
+  /**
+   * The study stays where it is until commit (shared lock, kernel order): it cannot be deleted
+   * meanwhile (no membership of a deleted study, no 409 for its delete) nor moved (the entry is
+   * recorded on its current project).
+   */
+  #lockStudy(ctx: OperationContext, studyId: string) {
+    return db.lockLocated(ctx.em, ctx.actor.organizationId, () => studyLocks(ctx, studyId, 'share'));
   }
 
   /** Recorded on the study (and its project), so it shows in the study's activity. */

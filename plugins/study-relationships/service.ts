@@ -1,14 +1,6 @@
 import crypto from 'node:crypto';
-import {
-  db,
-  errors,
-  fetchPage,
-  type OperationContext,
-  type PageRequest,
-  type Sql,
-  sql,
-} from '../../core/public.ts';
-import { studyAccess, studyAccessById } from '../studies/extensions.ts';
+import { db, errors, fetchPage, type OperationContext, type PageRequest, type Sql, sql } from '../../core/public.ts';
+import { studyAccess, studyAccessById, studyLocks } from '../studies/extensions.ts';
 import { StudyRelationship } from './entities.ts';
 import { INVERSE_TYPES, type CreateBody, type RelationshipType } from './schemas.ts';
 
@@ -62,6 +54,13 @@ export class StudyRelationshipService {
   async create(ctx: OperationContext, studyId: string, body: CreateBody) {
     const created = await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
+      // Both studies stay where they are until commit (shared locks, kernel order): neither can be
+      // deleted meanwhile (no relationship to a deleted study, no 409 for its delete) nor moved
+      // (the entry is recorded on the source's current project).
+      await db.lockLocated(em, ctx.actor.organizationId, async () => [
+        ...(await studyLocks(tx, studyId, 'share')),
+        ...(await studyLocks(tx, body.targetStudyId, 'share')),
+      ]);
       const source = await studyAccessById(tx, studyId);
       ctx.services.permissions.assertContributor(source);
       if (body.targetStudyId === studyId) {
@@ -112,14 +111,22 @@ export class StudyRelationshipService {
   async delete(ctx: OperationContext, studyId: string, relationshipId: string): Promise<void> {
     await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
+      // The source stays where it is until commit, so the entry is recorded on its current project.
+      await db.lockLocated(em, ctx.actor.organizationId, () => studyLocks(tx, studyId, 'share'));
       const source = await studyAccessById(tx, studyId);
       const r = await db.queryOne<RelationshipShape>(em, sql`select ${columns} ${this.#fromVisible(tx, studyId)} and r.id = ${relationshipId}`);
       if (!r) throw new errors.NotFoundError('Study relationship', relationshipId);
       ctx.services.permissions.assertContributor(source);
-      await em.nativeDelete(StudyRelationship, {
-        $or: [{ id: r.id }, { sourceStudyId: r.targetStudyId, type: INVERSE_TYPES[r.type as RelationshipType], targetStudyId: studyId }],
-        organizationId: ctx.actor.organizationId,
-      });
+      // Both rows of the pair, locked by id: a delete of the pair from either end waits for this
+      // one, then finds nothing (404) instead of recording a second deletion.
+      const pair = await db.query<{ id: string }>(
+        em,
+        sql`select id from study_relationship where organization_id = ${ctx.actor.organizationId} and (id = ${r.id}
+              or (source_study_id = ${r.targetStudyId} and type = ${INVERSE_TYPES[r.type as RelationshipType]} and target_study_id = ${studyId}))
+            order by id for update`,
+      );
+      if (!pair.some((p) => p.id === r.id)) throw new errors.NotFoundError('Study relationship', relationshipId);
+      await em.nativeDelete(StudyRelationship, { id: { $in: pair.map((p) => p.id) } });
       ctx.services.activity.record(em, ctx.actor, {
         eventType: 'study_relationship.deleted',
         projectId: source.projectId,

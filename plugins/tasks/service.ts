@@ -1,20 +1,11 @@
 import crypto from 'node:crypto';
+import { db, errors, fetchPage, type OperationContext, type PageRequest, schemas, sql, tables } from '../../core/public.ts';
 import {
-  db,
-  errors,
-  fetchPage,
-  type OperationContext,
-  type PageRequest,
-  schemas,
-  sql,
-  tables,
-} from '../../core/public.ts';
-import {
+  lockedParentOf,
   attachedColumns,
   attachedDto,
   attachedTo,
   attachedVisible,
-  contributableParentOf,
   mergeUpdate,
   parentOf,
   type AttachedRow,
@@ -102,7 +93,9 @@ export class TaskService {
   }
 
   async #forWrite(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string) {
-    const access = await contributableParentOf(ctx, parent, params);
+    const access = await lockedParentOf(ctx, parent, params);
+    // Then the task (child after parents): writes of one task run one after the other, each on what the previous left.
+    await db.query(ctx.em, sql`select 1 from task t where t.id = ${id} and ${attachedTo('t', access)} for update`);
     const task = await ctx.em.findOne(Task, { id, parentKind: access.kind, parentId: access.id, organizationId: ctx.actor.organizationId });
     if (!task) throw new errors.NotFoundError('Task', id);
     return { access, task };
@@ -133,7 +126,7 @@ export class TaskService {
     const dueDate = schemas.parseDateInput('dueDate', body.dueDate);
     const task = await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
-      const access = await contributableParentOf(tx, parent, params);
+      const access = await lockedParentOf(tx, parent, params);
       await this.#checkAssignee(tx, body.assignedToId);
       return this.insert(tx, access, { ...body, dueDate });
     });

@@ -1,14 +1,5 @@
 import crypto from 'node:crypto';
-import {
-  db,
-  errors,
-  fetchPage,
-  type OperationContext,
-  type PageRequest,
-  raw,
-  sql,
-  tables,
-} from '../../core/public.ts';
+import { db, errors, fetchPage, type OperationContext, type PageRequest, raw, sql, tables } from '../../core/public.ts';
 import { mergeUpdate } from '../../lib/records/index.ts';
 import type { CreateTeamBodyT, TeamDto, UpdateTeamBodyT } from './schemas.ts';
 
@@ -75,16 +66,27 @@ export class TeamService {
   }
 
   /**
+   * The team for a write, its row locked first: writers of one team run one after the other, each
+   * reading the members the previous one left (its version covers only the team's own columns).
+   */
+  async #lock(ctx: OperationContext, id: string) {
+    await db.query(ctx.em, sql`select 1 from team where id = ${id} and organization_id = ${ctx.actor.organizationId} for no key update`);
+    return this.#find(ctx, id);
+  }
+
+  /**
    * Organization-user ids for the given user or organization-user ids; anything else is a 400.
    * `joining` is false for removals; otherwise an INACTIVE user who is not in `current` already
    * is a 400 too (the grant would come back to life on reactivation).
    */
   async #members(ctx: OperationContext, ids: string[], joining: boolean, current: string[] = []): Promise<string[]> {
     if (ids.length === 0) return [];
+    // FOR SHARE: a deactivation in flight commits first (and is seen) or waits for this write.
     const rows = await db.query<{ id: string; user_id: string; status: string }>(
       ctx.em,
       sql`select ou.id, ou.user_id, ou.status from organization_user ou
-           where ou.organization_id = ${ctx.actor.organizationId} and (ou.id in (${ids}) or ou.user_id in (${ids}))`,
+           where ou.organization_id = ${ctx.actor.organizationId} and (ou.id in (${ids}) or ou.user_id in (${ids}))
+           order by ou.id for share`,
     );
     const row = (id: string) => rows.find((r) => r.id === id || r.user_id === id);
     const problems = ids.flatMap((id) => {
@@ -136,7 +138,7 @@ export class TeamService {
     await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       // Found first: another organization's team is a 404 for every key, never a 403 (spec: not viewable → 404).
-      const team = await this.#find(tx, id);
+      const team = await this.#lock(tx, id);
       ctx.services.permissions.assertAdmin(ctx.actor);
       const changed = mergeUpdate('team', team, body, ['name', 'description', 'active'], {});
       if (changed.length) ctx.services.activity.record(em, ctx.actor, { eventType: 'team.updated', data: { teamId: id, fields: changed } });
@@ -160,7 +162,7 @@ export class TeamService {
   async #editMembers(ctx: OperationContext, id: string, userIds: string[], direction: 'add' | 'remove'): Promise<TeamDto> {
     await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
-      await this.#find(tx, id);
+      await this.#lock(tx, id);
       ctx.services.permissions.assertAdmin(ctx.actor);
       const current = direction === 'add' ? await this.#current(tx, id) : [];
       const members = await this.#members(tx, userIds, direction === 'add', current);

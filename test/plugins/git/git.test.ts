@@ -360,6 +360,37 @@ t.test('concurrent requests store one repository', async (t) => {
   t.equal((await repositoryActivity(tree.study.id)).length, 1);
 });
 
+// A creation racing the record's delete or its study's move ends as one serial order would: no
+// row left for a deleted record, the activity entry filed where the record is now. A few rounds.
+t.test('a repository requested while its study is deleted: stored and deleted with it, or 404; never left behind', async (t) => {
+  const project = await make.project(alice);
+  for (let i = 0; i < 4; i++) {
+    const study = await make.study(alice, project.id);
+    const [created, deleted] = await Promise.all([
+      server.post(api(`/studies/${study.id}/git-repository`), { integrationId: local, groupId: 'lab' }, { key: alice.key }),
+      server.delete(api(`/studies/${study.id}`), { key: alice.key }),
+    ]);
+    t.equal(deleted.status, 204);
+    t.ok([201, 404].includes(created.status), `201 or 404 (${created.status} ${created.text})`);
+    t.same(await server.sql('select id from git_repository where parent_id = ?', [study.id]), [], 'no row of a deleted study');
+    t.equal((await repositoryActivity(study.id)).length, created.status === 201 ? 1 : 0, 'an entry only for a stored repository');
+  }
+});
+
+t.test("a repository requested for an assay while its study moves: the entry follows the assay to its new project", async (t) => {
+  const away = await make.project(alice);
+  for (let i = 0; i < 4; i++) {
+    const tree = await make.tree(alice, admin);
+    const [created, moved] = await Promise.all([
+      server.post(api(`/assays/${tree.assay.id}/git-repository`), { integrationId: local, groupId: 'lab' }, { key: alice.key }),
+      server.request('PATCH', api(`/studies/${tree.study.id}/move`), { key: alice.key, body: { projectId: away.id } }),
+    ]);
+    t.equal(created.status, 201, created.text);
+    t.equal(moved.status, 200, moved.text);
+    t.match(await repositoryActivity(tree.assay.id), [{ project_id: away.id, study_id: tree.study.id }], 'filed in the project the assay is in');
+  }
+});
+
 t.test('permission matrix: other organization, non-member, member, admin', async (t) => {
   const secret = await make.tree(alice, admin, 'PRIVATE');
   const shared = await make.tree(alice, admin, 'PROTECTED');

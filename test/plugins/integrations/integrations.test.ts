@@ -188,6 +188,19 @@ t.test('DELETE /me/integrations/{id} archives it, deletes its credentials, recor
   t.ok(feed.body.content.some((a: { eventType: string }) => a.eventType === 'personal_integration.disconnected'), 'in the caller\'s activity feed');
 });
 
+t.test('DELETE /me/integrations/{id} sent several times at once: one 204, the others 404, one activity entry', async (t) => {
+  for (let i = 0; i < 3; i++) {
+    const made = await applyBootstrap(server.orm.em.fork(), {
+      personalIntegrations: [{ ref: 'race', user: out.users.alice.id, organization: orgs.acme, type: 'GIT', name: `Race ${i}`, credentials: { token: SECRET } }],
+    }, server.kernel);
+    const id = (made as Record<string, Record<string, { id: string }>>).personalIntegrations.race.id;
+    const res = await Promise.all([1, 2, 3].map(() => server.delete(`/api/v1/me/integrations/${id}`, { key: key('alice') })));
+    t.same(res.map((r) => r.status).sort(), [204, 404, 404]);
+    const entries = await server.sql(`select id from activity where event_type = 'personal_integration.disconnected' and data->>'integrationId' = ?`, [id]);
+    t.equal(entries.length, 1, 'one disconnection, one entry');
+  }
+});
+
 /** The error a promise rejects with (undefined when it resolves). */
 const rejection = (p: Promise<unknown>) => p.then(() => undefined, (err: unknown) => err);
 

@@ -1,10 +1,11 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
+import { setTimeout } from 'node:timers/promises';
 import pino from 'pino';
 import { startTestServer, testCast, type Member } from '../../support/server.ts';
 import { callTool, connectMcp, expectToolMatchesRest, resultText } from '../../support/mcp.ts';
 import { bases, records } from '../external-links/records.ts';
-import { errors, type OperationContext } from '../../../core/public.ts';
+import { db, errors, type OperationContext } from '../../../core/public.ts';
 import { NoteService, type NewNote, type NoteParent } from '../../../plugins/notes/service.ts';
 
 const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies', 'assay-types', 'assays', 'notes'] });
@@ -304,6 +305,77 @@ t.test('the note service: create checks its fields and that the parent exists in
   t.match(await refused({ parent: { kind: 'assay', id: randomUUID() } }), { message: /^Assay with id .* not found$/ });
   t.match(await refused({ parent: { kind: 'organization', id: other } }), { message: `Organization with id ${other} not found` });
   t.match(await refused({ parent: { kind: 'task', id: randomUUID() } }), { errors: [{ field: 'parent' }] });
+});
+
+// Edits run truly at once (each its own connection) with each other and with HTTP deletes and
+// moves of the parent, and end as one serial order of them would. A few rounds each.
+const ROUNDS = 4;
+const noteEntries = (noteId: string) =>
+  server.sql<{ project_id: string | null; data: Record<string, any> }>(`select project_id, data from activity where event_type = 'note.updated' and data->>'noteId' = ?`, [noteId]);
+
+t.test('concurrent edits of one note: every edit lands, each content on a version of its own', async (t) => {
+  for (let i = 0; i < ROUNDS; i++) {
+    for (const parent of [{ kind: 'study', id: shared.study.id }, { kind: 'organization', id: org }]) {
+      const n = await note(parent, { content: 'v1' });
+      const contents = ['a', 'b', 'c', 'd'];
+      const edits = await Promise.allSettled([...contents.map((content) => notes.edit(context(alice), n.id, { content })), notes.edit(context(alice), n.id, { type: 'COMMENT' })]);
+      t.same(edits.map((e) => e.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled'], edits.map((e) => (e.status === 'rejected' ? String(e.reason) : '')).join(' '));
+      const versions = await server.sql<{ version: number; content: string }>('select version, content from note_version where note_id = ? order by version', [n.id]);
+      t.same(versions.map((v) => v.version), [1, 2, 3, 4, 5], 'one version per content edit, none lost');
+      t.same(versions.slice(1).map((v) => v.content).sort(), contents);
+      const [row] = await server.sql<{ current_version: number; type: string }>('select current_version, type from note where id = ?', [n.id]);
+      t.same(row, { current_version: 5, type: 'COMMENT' }, 'the latest version is current; the type edit kept');
+      const entries = await noteEntries(n.id);
+      t.equal(entries.length, 5, 'an entry per edit');
+      t.same(entries.filter((e) => e.data.fields.includes('content')).map((e) => e.data.version).sort(), [2, 3, 4, 5], 'each naming its version');
+    }
+  }
+});
+
+t.test('an edit while its study is deleted: made before the delete, or a 404; never half', async (t) => {
+  for (let i = 0; i < ROUNDS; i++) {
+    const study = await make.study(alice, shared.project.id);
+    const n = await note({ kind: 'study', id: study.id }, { content: 'v1' });
+    const [edit, deleted] = await Promise.allSettled([notes.edit(context(alice), n.id, { content: 'v2' }), server.delete(api(`/studies/${study.id}`), { key: alice.key })]);
+    t.match(deleted, { status: 'fulfilled', value: { status: 204 } });
+    if (edit.status === 'rejected') {
+      t.type(edit.reason, errors.NotFoundError, 'delete, then edit: the note is not found');
+      t.same(await noteEntries(n.id), [], 'and nothing is recorded');
+    } else t.equal((await noteEntries(n.id)).length, 1, 'edit, then delete');
+    t.same(await server.sql('select note_id from note_version where note_id = ?', [n.id]), [], 'the note went with its study');
+  }
+});
+
+t.test('notes created in a longer transaction (as a bootstrap file) while their study is deleted: made before the delete, or a 404', async (t) => {
+  for (let i = 0; i < ROUNDS; i++) {
+    const study = await make.study(alice, shared.project.id);
+    const create = () =>
+      db.writeTransaction(server.orm.em.fork(), async (em) => {
+        const n = await notes.create(em, { organizationId: org, parent: { kind: 'study', id: study.id }, type: 'NOTE', format: 'TEXT', content: 'c' });
+        // The rest of the file: the delete arrives before this commits.
+        await setTimeout(50);
+        return n;
+      });
+    const [deleted, ...created] = await Promise.allSettled([server.delete(api(`/studies/${study.id}`), { key: alice.key }), create(), create(), create()]);
+    t.match(deleted, { status: 'fulfilled', value: { status: 204 } });
+    for (const c of created) if (c.status === 'rejected') t.type(c.reason, errors.NotFoundError, 'delete, then create: the study is not found');
+    t.same(await server.sql('select id from note where parent_id = ?', [study.id]), [], 'no note of a deleted study');
+  }
+});
+
+t.test("an edit of an assay's note while its study moves: the entry follows the assay to its new project", async (t) => {
+  const away = await make.project(alice);
+  for (let i = 0; i < ROUNDS; i++) {
+    const study = await make.study(alice, shared.project.id);
+    const assay = await make.assay(alice, study.id, admin);
+    const n = await note({ kind: 'assay', id: assay.id }, { content: 'v1' });
+    const [, moved] = await Promise.all([
+      notes.edit(context(alice), n.id, { content: 'v2' }),
+      server.request('PATCH', api(`/studies/${study.id}/move`), { key: alice.key, body: { projectId: away.id } }),
+    ]);
+    t.equal(moved.status, 200, moved.text);
+    t.match(await noteEntries(n.id), [{ project_id: away.id }], 'filed in the project the assay is in');
+  }
 });
 
 t.test('deleting a project, study or assay deletes its notes and their versions', async (t) => {

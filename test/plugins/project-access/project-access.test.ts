@@ -1,5 +1,6 @@
 import t from 'tap';
 import { startTestServer, type Member } from '../../support/server.ts';
+import { whileUncommitted } from '../../support/uncommitted.ts';
 
 const server = await startTestServer(t, { plugins: ['users', 'teams', 'projects', 'project-access'] });
 const org = await server.organization();
@@ -67,4 +68,48 @@ t.test('a grant to an INACTIVE organization user is a 400 naming the field', asy
   const invited = await server.member(org, { status: 'INVITED' });
   t.equal((await server.post(`/api/v1/projects/${p.id}/access`, { userId: invited.userId }, { key: alice.key })).status, 201, 'INVITED users may be granted ahead');
   t.equal((await server.sql(`select 1 from project_member where organization_user_id = ?`, [gone.organizationUserId])).length, 0);
+});
+
+// Races: truly concurrent requests end as one serial order of them would, with one activity entry per change.
+const TRIES = 5;
+const grantsOf = async (projectId: string) => server.sql<{ id: string }>('select id from project_member where project_id = ?', [projectId]);
+const entries = async (projectId: string, eventType: string) =>
+  (await server.sql('select 1 from activity where project_id = ? and event_type = ?', [projectId, eventType])).length;
+
+t.test('a grant sent while its project is deleted comes first and goes with it, or is a 404: no grant outlives its project', async (t) => {
+  for (let i = 0; i < TRIES; i++) {
+    const p = await project(alice, 'PRIVATE');
+    const [deleted, granted] = await Promise.all([
+      server.delete(`/api/v1/projects/${p.id}`, { key: alice.key }),
+      server.post(`/api/v1/projects/${p.id}/access`, { userId: bob.userId }, { key: alice.key }),
+    ]);
+    t.equal(deleted.status, 204);
+    t.ok([201, 404].includes(granted.status), `grant: 201 or 404, got ${granted.status}`);
+    t.same(await grantsOf(p.id), [], 'no grant left');
+    t.equal(await entries(p.id, 'project.access_granted'), granted.status === 201 ? 1 : 0, 'an entry only for a grant that was made');
+  }
+});
+
+t.test('concurrent grants of one user, then concurrent revokes of the grant: one succeeds, the others conflict or find nothing', async (t) => {
+  for (let i = 0; i < TRIES; i++) {
+    const p = await project(alice, 'PRIVATE');
+    const grants = await Promise.all([1, 2, 3].map(() => server.post(`/api/v1/projects/${p.id}/access`, { userId: bob.userId }, { key: alice.key })));
+    t.same(grants.map((r) => r.status).sort(), [201, 409, 409]);
+    const grant = grants.find((r) => r.status === 201)!.body;
+    const revokes = await Promise.all([1, 2, 3].map(() => server.delete(`/api/v1/projects/${p.id}/access/${grant.id}`, { key: alice.key })));
+    t.same(revokes.map((r) => r.status).sort(), [204, 404, 404]);
+    t.equal((await grantsOf(p.id)).length, 1, 'only the creator\'s grant is left');
+    t.same([await entries(p.id, 'project.access_granted'), await entries(p.id, 'project.access_revoked')], [1, 1]);
+  }
+});
+
+t.test('a user deactivated while being granted access is refused: the grant waits for the deactivation', async (t) => {
+  const p = await project(alice, 'PRIVATE');
+  const later = await server.member(org);
+  const granted = await whileUncommitted(server, `update organization_user set status = 'INACTIVE' where id = ?`, [later.organizationUserId],
+    () => server.post(`/api/v1/projects/${p.id}/access`, { userId: later.userId }, { key: alice.key }));
+  t.equal(granted.status, 400, 'refused');
+  t.same(granted.body.errors, [{ field: 'userId', message: 'is an INACTIVE user of this organization' }]);
+  t.equal((await grantsOf(p.id)).length, 1, 'only the creator\'s grant');
+  t.equal(await entries(p.id, 'project.access_granted'), 0);
 });

@@ -93,3 +93,54 @@ t.test('deleting the project deletes the tasks of it, its studies and assays', a
   await server.delete(`/api/v1/projects/${prot.id}`, { key: alice.key });
   t.same(await server.sql(`select id from task where parent_id in (?, ?, ?)`, [prot.id, study.id, assay.id]), []);
 });
+
+// Races: truly concurrent requests end as one serial order of them would, with one activity entry per change.
+const TRIES = 8;
+const studyIn = async (projectId: string) => ok(server.post('/api/v1/studies', { projectId, name: 'S' }, { key: alice.key }));
+const taskEntries = async (taskId: string) =>
+  server.sql<{ event_type: string; project_id: string }>(`select event_type, project_id from activity where data->>'taskId' = ? order by event_type`, [taskId]);
+
+t.test('a task created while its study is deleted comes first and goes with it, or is a 404: no task outlives its parent', async (t) => {
+  const p = await project(alice, 'PRIVATE');
+  for (let i = 0; i < TRIES; i++) {
+    const s = await studyIn(p.id);
+    const [deleted, created] = await Promise.all([
+      server.delete(`/api/v1/studies/${s.id}`, { key: alice.key }),
+      server.post(`/api/v1/studies/${s.id}/tasks`, { label: 'Late' }, { key: alice.key }),
+    ]);
+    t.equal(deleted.status, 204);
+    t.ok([201, 404].includes(created.status), `create: 201 or 404, got ${created.status}`);
+    t.same(await server.sql('select id from task where parent_id = ?', [s.id]), [], 'no task left');
+    const made = (await server.sql(`select 1 from activity where study_id = ? and event_type = 'task.created'`, [s.id])).length;
+    t.equal(made, created.status === 201 ? 1 : 0, 'an entry only for a task that was made');
+  }
+});
+
+t.test('concurrent writes on one task apply one after the other (no 409 without a version); one entry per change', async (t) => {
+  const s = await studyIn((await project(alice, 'PROTECTED')).id);
+  for (let i = 0; i < 3; i++) {
+    const task = await ok(server.post(`/api/v1/studies/${s.id}/tasks`, { label: 'Stir' }, { key: alice.key }));
+    const url = `/api/v1/studies/${s.id}/tasks/${task.id}`;
+    const complete = () => server.request('PATCH', `${url}/complete`, { key: alice.key });
+    const writes = await Promise.all([server.put(url, { label: 'Shake' }, { key: alice.key }), complete(), complete(), complete()]);
+    t.same(writes.map((r) => r.status), [200, 200, 200, 200], `every write answers 200 ${writes.filter((r) => r.status !== 200).map((r) => r.text)}`);
+    t.match((await server.get(url, { key: alice.key })).body, { label: 'Shake', status: 'COMPLETE', completedById: alice.organizationUserId });
+    const deletes = await Promise.all([1, 2, 3].map(() => server.delete(url, { key: alice.key })));
+    t.same(deletes.map((r) => r.status).sort(), [204, 404, 404]);
+    t.same((await taskEntries(task.id)).map((r) => r.event_type), ['task.completed', 'task.created', 'task.deleted', 'task.updated']);
+  }
+});
+
+t.test('a task written while its study moves is recorded where the study is: its history goes along', async (t) => {
+  for (let i = 0; i < TRIES; i++) {
+    const [from, to] = [await project(alice, 'PROTECTED'), await project(alice, 'PROTECTED')];
+    const s = await studyIn(from.id);
+    const task = await ok(server.post(`/api/v1/studies/${s.id}/tasks`, { label: 'Label' }, { key: alice.key }));
+    const [moved, completed] = await Promise.all([
+      server.request('PATCH', `/api/v1/studies/${s.id}/move`, { key: alice.key, body: { projectId: to.id } }),
+      server.request('PATCH', `/api/v1/studies/${s.id}/tasks/${task.id}/complete`, { key: alice.key }),
+    ]);
+    t.same([moved.status, completed.status], [200, 200]);
+    t.same((await taskEntries(task.id)).map((r) => [r.event_type, r.project_id]), [['task.completed', to.id], ['task.created', to.id]]);
+  }
+});

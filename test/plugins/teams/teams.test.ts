@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import { applyBootstrap } from '../../../app/cli/bootstrap.ts';
 import { startTestServer, testCast } from '../../support/server.ts';
 import { connectMcp, expectToolMatchesRest, callTool } from '../../support/mcp.ts';
+import { whileUncommitted } from '../../support/uncommitted.ts';
 
 const server = await startTestServer(t, { plugins: ['users', 'teams'] });
 const { org, other, admin, alice, bob, outsider } = await testCast(server);
@@ -124,4 +125,57 @@ t.test('the bootstrap file refuses an INACTIVE team member too, changing nothing
   t.equal((await server.sql(`select 1 from team where name = 'Boot team'`)).length, 0);
   const ok = await applyBootstrap(server.orm.em.fork(), { teams: [{ ref: 'v', organization: org, name: 'Boot team', members: [alice.userId] }] }, server.kernel);
   t.ok((ok.teams as Record<string, { id: string }>).v.id);
+});
+
+// Races: truly concurrent requests on one team end as one serial order of them would, and the
+// activity feed records exactly the changes that happened.
+const TRIES = 5;
+const carol = await server.member(org);
+const ids = (members: { id: string }[]) => members.map((m) => m.id).sort();
+const membersOf = async (teamId: string) =>
+  (await server.sql<{ id: string }>('select organization_user_id as id from team_member where team_id = ? order by 1', [teamId])).map((r) => r.id);
+/** The team's member entries, each as `event [ids]`, sorted (their order in time is not stored finely enough). */
+const memberEntries = async (teamId: string) =>
+  (await server.sql<{ event_type: string; data: { organizationUserIds: string[] } }>(
+    `select event_type, data from activity where data->>'teamId' = ? and event_type like 'team.members_%'`, [teamId]))
+    .map((r) => `${r.event_type} ${[...r.data.organizationUserIds].sort().join(',')}`).sort();
+
+t.test('concurrent PUTs replacing the member list: the members and the feed are those of one of them', async (t) => {
+  const [a, b, c] = [alice.organizationUserId, bob.organizationUserId, carol.organizationUserId];
+  for (let i = 0; i < TRIES; i++) {
+    const tm = await team({ name: `Race ${i}`, userIds: [c] });
+    const answers = await Promise.all([a, b].map((u) => server.put(`/api/v1/teams/${tm.id}`, { userIds: [u] }, { key: admin.key })));
+    t.same(answers.map((r) => r.status), [200, 200], 'both answer 200');
+    const members = await membersOf(tm.id);
+    t.ok(members.length === 1 && [a, b].includes(members[0]), 'exactly [alice] or exactly [bob]', { found: members });
+    const [last, first] = members[0] === a ? [a, b] : [b, a];
+    // Serial: the first replaces carol, the last replaces the first.
+    t.same(await memberEntries(tm.id), [`team.members_added ${c}`, `team.members_added ${first}`, `team.members_added ${last}`,
+      `team.members_removed ${c}`, `team.members_removed ${first}`].sort(), 'one entry per change that happened');
+  }
+});
+
+t.test('concurrent adds, then removes, of the same user: idempotent (200 each), one entry per change', async (t) => {
+  for (let i = 0; i < TRIES; i++) {
+    const tm = await team({ name: `Idempotent ${i}` });
+    const body = { userIds: [alice.userId] };
+    const adds = await Promise.all([1, 2, 3, 4].map(() => server.post(`/api/v1/teams/${tm.id}/users`, body, { key: admin.key })));
+    t.same(adds.map((r) => r.status), [200, 200, 200, 200], `every add answers 200 ${adds.filter((r) => r.status !== 200).map((r) => r.text)}`);
+    t.same(adds.map((r) => ids(r.body?.members ?? [])), Array(4).fill([alice.organizationUserId]), 'each answer shows the member');
+    const removes = await Promise.all([1, 2, 3, 4].map(() => server.request('DELETE', `/api/v1/teams/${tm.id}/users`, { key: admin.key, body })));
+    t.same(removes.map((r) => r.status), [200, 200, 200, 200], `every remove answers 200 ${removes.filter((r) => r.status !== 200).map((r) => r.text)}`);
+    t.same(await membersOf(tm.id), []);
+    t.same(await memberEntries(tm.id), [`team.members_added ${alice.organizationUserId}`, `team.members_removed ${alice.organizationUserId}`]);
+  }
+});
+
+t.test('a user deactivated while being added joins no team: the add waits for the deactivation and refuses', async (t) => {
+  const tm = await team({ name: 'Deactivation race' });
+  const later = await server.member(org);
+  const added = await whileUncommitted(server, `update organization_user set status = 'INACTIVE' where id = ?`, [later.organizationUserId],
+    () => server.post(`/api/v1/teams/${tm.id}/users`, { userIds: [later.userId] }, { key: admin.key }));
+  t.equal(added.status, 400, 'refused');
+  t.same(added.body.errors, [{ field: 'userIds', message: `${later.userId} is an INACTIVE user of this organization` }]);
+  t.same(await membersOf(tm.id), []);
+  t.same(await memberEntries(tm.id), []);
 });
