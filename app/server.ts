@@ -4,7 +4,7 @@ import tls from 'node:tls';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../core/config.ts';
 import { openRuntime, createLogger, type Runtime } from './runtime.ts';
-import { buildApp } from '../core/http/app.ts';
+import { buildApp } from './http/app.ts';
 import { ensureCertificate } from './tls.ts';
 import { provisionDemo } from './cli/demo.ts';
 import { trackConnections } from './connections.ts';

@@ -2,12 +2,20 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Orm } from '../db/orm.ts';
 import { authenticate, type Actor } from '../auth/api-keys.ts';
 import type { AuthCache } from '../auth/auth-cache.ts';
-import type { RateLimiter } from './rate-limit.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     actor?: Actor;
   }
+}
+
+/**
+ * A per-key request quota that apiKeyAuth counts against once the key is known; the composition
+ * layer supplies it (app/http/rate-limit.ts's RateLimiter), so the kernel names no implementation.
+ */
+export interface KeyLimiter {
+  /** Counts one request of `key` (setting any limit headers on `reply`) and throws past the quota. */
+  take(key: string, reply: FastifyReply): void;
 }
 
 /** The key a request presents: `X-API-KEY: <key>` or `Authorization: ApiKey <key>`. */
@@ -34,7 +42,7 @@ export function unauthorized(reply: FastifyReply, challenge = API_KEY_CHALLENGE)
  * onRequest hook of the public mounts, /mcp and /docs: a valid API key or 401 with an empty
  * body. Bearer tokens belong to the internal mount and are refused here.
  */
-export function apiKeyAuth(orm: Orm, cache?: AuthCache, limiter?: RateLimiter) {
+export function apiKeyAuth(orm: Orm, cache?: AuthCache, limiter?: KeyLimiter) {
   return async function authHook(request: FastifyRequest, reply: FastifyReply) {
     const { apiKey, bearer } = presentedCredential(request);
     if (bearer || !apiKey) return unauthorized(reply);

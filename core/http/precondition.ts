@@ -2,8 +2,9 @@ import type { FastifyRequest } from 'fastify';
 import { OptimisticLockError } from '@mikro-orm/core';
 import { HttpError, VersionConflictError } from '../errors.ts';
 
-// Apart from conditional.ts so that the error envelope can name them without importing the
-// operation routes that conditional.ts wraps (which import the envelope: an import circle).
+// Apart from app/http/conditional.ts (the If-Match guard) so that the kernel's error envelope can
+// name them: the kernel imports nothing from app/, and conditional.ts imports the operation
+// routes, which import the envelope (an import circle).
 
 /** 412: the If-Match entity tag no longer matches the record. */
 export class PreconditionFailedError extends HttpError {

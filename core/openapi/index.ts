@@ -80,7 +80,7 @@ const HEADERS = {
   Location: { description: "The new record's URL", schema: { type: 'string' } },
 };
 
-/** The conditional and retry headers a caller may send (core/http/conditional.ts, idempotency.ts). */
+/** The conditional and retry headers a caller may send (app/http/conditional.ts, core/http/idempotency.ts). */
 const PARAMETERS = {
   IfNoneMatch: { in: 'header', name: 'If-None-Match', required: false, description: 'An entity tag from an earlier GET: 304 while it still matches', schema: { type: 'string' } },
   IfMatch: { in: 'header', name: 'If-Match', required: false, description: 'The entity tag the change is based on: 412 when the record has changed since', schema: { type: 'string' } },
@@ -182,7 +182,7 @@ function describe(kernel: Kernel, doc: Document): Document {
       name(media, def.response, def.name);
     }
     op.responses['200'] = { ...op.responses['200'], description: def.paged ? 'A page of records' : 'The record' };
-    // A record GET carries an ETag and answers If-None-Match with 304 (core/http/record-routes.ts).
+    // A record GET carries an ETag and answers If-None-Match with 304 (app/http/record-routes.ts).
     errors(op, def.path, def.paged ? [] : [304]);
     if (!def.paged) {
       responseHeader(op, 200, 'ETag');
@@ -199,7 +199,7 @@ function describe(kernel: Kernel, doc: Document): Document {
     }
     // A `version` in the body is an optimistic lock: a stale one is a 409.
     const versioned = Boolean((def.body as { properties?: Record<string, unknown> } | undefined)?.properties?.version);
-    // The same rule as the If-Match guard (core/http/record-routes.ts): a write on a record's path.
+    // The same rule as the If-Match guard (app/http/record-routes.ts): a write on a record's path.
     const guarded = ['PUT', 'PATCH', 'DELETE'].includes(def.method) && recordRead(def.path, kernel.reads) !== undefined;
     errors(op, def.path, [...(def.errors ?? []), ...(versioned ? [409] : []), ...(guarded ? [412] : [])]);
     if (guarded) header(op, 'IfMatch');

@@ -8,7 +8,7 @@ import { createOrm, migrate, type Orm } from '../../core/db/orm.ts';
 import { assembleKernel, type Kernel } from '../../core/kernel/kernel.ts';
 import { loadDeploymentPlugins as loadPlugins } from '../../app/plugins.ts';
 import type { PluginDefinition } from '../../core/kernel/plugin.ts';
-import { buildApp } from '../../core/http/app.ts';
+import { buildApp } from '../../app/http/app.ts';
 import type { JobQueueOptions } from '../../core/jobs/index.ts';
 import type { KernelServices } from '../../core/kernel/services.ts';
 import { addMembership, createOrganization, createTeam, createUser, issueKey, revokeKey, setRoles } from '../../app/cli/admin.ts';

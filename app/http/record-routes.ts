@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { recordRead, type ReadDefinition, type WriteDefinition } from '../kernel/operations.ts';
-import type { KernelServices } from '../kernel/services.ts';
-import type { Orm } from '../db/orm.ts';
+import { recordRead, type ReadDefinition, type WriteDefinition } from '../../core/kernel/operations.ts';
+import type { KernelServices } from '../../core/kernel/services.ts';
+import type { Orm } from '../../core/db/orm.ts';
 import { entityTagOnSend, ifMatchGuard } from './conditional.ts';
-import { isBeta } from './beta-alias.ts';
+import { isBeta } from '../../core/http/beta-alias.ts';
 
 /** The `:name` parameters of a route pattern, in order. */
 export function paramNames(pattern: string): string[] {

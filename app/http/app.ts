@@ -1,25 +1,25 @@
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { Kernel } from '../kernel/kernel.ts';
-import type { Orm } from '../db/orm.ts';
-import { pendingMigrations } from '../db/orm.ts';
-import { handleError, sendError } from './envelope.ts';
-import { apiKeyAuth, internalMountGuard } from './auth.ts';
-import { echoRequestId, requestId } from './request-id.ts';
-import { registerJsonParser } from './json-body.ts';
+import type { Kernel } from '../../core/kernel/kernel.ts';
+import type { Orm } from '../../core/db/orm.ts';
+import { pendingMigrations } from '../../core/db/orm.ts';
+import { handleError, sendError } from '../../core/http/envelope.ts';
+import { apiKeyAuth, internalMountGuard } from '../../core/http/auth.ts';
+import { echoRequestId, requestId } from '../../core/http/request-id.ts';
+import { registerJsonParser } from '../../core/http/json-body.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { registerRecordConventions } from './record-routes.ts';
-import { AuthCache } from '../auth/auth-cache.ts';
-import { registerOperations } from './operations.ts';
-import { serializerCompiler, validatorCompiler } from './validation.ts';
-import { proxyTransportGuard, tlsServerFactory } from './transport.ts';
-import { buildTools } from '../mcp/tools.ts';
-import { mcpAllowedHosts, registerMcp } from '../mcp/route.ts';
+import { AuthCache } from '../../core/auth/auth-cache.ts';
+import { registerOperations } from '../../core/http/operations.ts';
+import { serializerCompiler, validatorCompiler } from '../../core/http/validation.ts';
+import { proxyTransportGuard, tlsServerFactory } from '../../core/http/transport.ts';
+import { buildTools } from '../../core/mcp/tools.ts';
+import { mcpAllowedHosts, registerMcp } from '../../core/mcp/route.ts';
 import { registerMetrics } from './metrics.ts';
-import { openapiOptions } from '../openapi/index.ts';
-import { RequestLogController } from '../logging/request-log.ts';
-import { callerPath, isBeta, rewriteBetaUrl, safeDecode, successorOf } from './beta-alias.ts';
+import { openapiOptions } from '../../core/openapi/index.ts';
+import { RequestLogController } from './request-log.ts';
+import { callerPath, isBeta, rewriteBetaUrl, safeDecode, successorOf } from '../../core/http/beta-alias.ts';
 import { trackHandlers } from './in-flight.ts';
 
 export interface AppOptions {
@@ -93,7 +93,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     frameworkErrors: routerRefusal as never,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    // One line per request, its URL redacted (core/logging/request-log.ts).
+    // One line per request, its URL redacted (request-log.ts).
     logController: new RequestLogController(),
     rewriteUrl: rewriteBetaUrl,
   });

@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Pool } from 'pg';
-import type { Orm } from '../db/orm.ts';
-import { query, sql } from '../db/sql.ts';
-import type { KernelServices } from '../kernel/services.ts';
-import { sendError } from './envelope.ts';
+import type { Orm } from '../../core/db/orm.ts';
+import { query, sql } from '../../core/db/sql.ts';
+import type { KernelServices } from '../../core/kernel/services.ts';
+import { sendError } from '../../core/http/envelope.ts';
 
 /** Route label of requests no route matched: one series, whatever the path (no unbounded labels). */
 const UNMATCHED = 'unmatched';

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../../core/errors.ts';
 
 /** 429 with the envelope (REST) or a JSON-RPC error (/mcp); the limit headers are already set. */
 export class TooManyRequestsError extends HttpError {
