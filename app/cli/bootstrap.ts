@@ -3,17 +3,7 @@ import type { Kernel } from '../../core/kernel/kernel.ts';
 import type { BootstrapContext, BootstrapSection } from '../../core/kernel/plugin.ts';
 import type { ProgressFn } from './progress.ts';
 import { Organization, OrganizationUser, User } from '../../core/entities/index.ts';
-import {
-  AdminError,
-  ORGANIZATION_USER_STATUSES,
-  addMembership,
-  checkRoles,
-  createOrganization,
-  createTeam,
-  createUser,
-  isUuid,
-  issueKey,
-} from './admin.ts';
+import { AdminError, ORGANIZATION_USER_STATUSES, addMembership, checkRoles, createOrganization, createTeam, createUser, isUuid, issueKey } from './admin.ts';
 
 type Item = Record<string, unknown>;
 type Output = Record<string, Record<string, unknown>>;

@@ -234,6 +234,8 @@ export const kernelMigrations: MigrationDefinition[] = [
       `create index activity_ref_idx on activity (organization_id, project_id) where ref_kind is not null`,
       // Records are judged where they are now: a move re-homes its record's activity (an UPDATE
       // of project_id/study_id), so the counters follow updates too.
+      // (Applied migrations never change: the body of the trigger function above moves into
+      // this one, and the function is replaced, so its lines stand here twice.)
       `create function labdata_count_activity_row(r activity, d bigint) returns void language plpgsql as $$
        declare cls text;
        begin

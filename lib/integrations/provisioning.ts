@@ -33,22 +33,7 @@
  */
 import crypto from 'node:crypto';
 import type { EntitySchema } from '@mikro-orm/core';
-import {
-  type Actor,
-  db,
-  defineWrite,
-  type EntityManager,
-  errors,
-  type JobContext,
-  type KernelServices,
-  type OperationContext,
-  raw,
-  schemas,
-  sql,
-  type Static,
-  type TSchema,
-  withArticle,
-} from '../../core/public.ts';
+import { type Actor, db, defineWrite, type EntityManager, errors, type JobContext, type KernelServices, type OperationContext, raw, schemas, sql, type Static, type TSchema, withArticle } from '../../core/public.ts';
 
 /** The states of a provisioning step row. */
 export const STEP_STATUSES = ['PENDING', 'RUNNING', 'DONE', 'FAILED'] as const;

@@ -1,4 +1,4 @@
-import { db, type KernelServices, type OperationContext, raw, schemas, type Sql, sql, type TObject, Type } from '../../core/public.ts';
+import { db, type KernelServices, type OperationContext, p, raw, schemas, type Sql, sql, type TObject, Type } from '../../core/public.ts';
 import { parentKinds, type ParentAccess, type ParentKind } from './parents.ts';
 
 /**
@@ -83,7 +83,7 @@ export const parentType = (kind: string) => kind.toUpperCase();
 
 /** Response properties naming the parent of an attached record. */
 export function parentProperties(services: KernelServices) {
-  const kinds = parentKinds(services).all().map((p) => p.kind);
+  const kinds = parentKinds(services).all().map((k) => k.kind);
   return {
     parentType: schemas.StringEnum(kinds.map(parentType), { description: 'Kind of record this is attached to' }),
     parentId: schemas.Uuid({ description: `Id of the ${alternatives(kinds)} this is attached to` }),
@@ -94,6 +94,14 @@ export function parentProperties(services: KernelServices) {
 function alternatives(words: string[]): string {
   return words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`;
 }
+
+/** The entity properties every attached record starts with (`attachedColumns` selects them). */
+export const attachedProperties = () => ({
+  id: p.uuid().primary(),
+  organizationId: p.uuid(),
+  parentKind: p.string(),
+  parentId: p.uuid(),
+});
 
 /** The columns every attached row starts with, named as the entity properties. */
 export const attachedColumns = (alias: string): Sql =>

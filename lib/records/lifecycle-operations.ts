@@ -1,15 +1,4 @@
-import {
-  defineRead,
-  defineWrite,
-  type ReadDefinition,
-  schemas,
-  type SortSpec,
-  type TObject,
-  type TSchema,
-  Type,
-  withArticle,
-  type WriteDefinition,
-} from '../../core/public.ts';
+import { defineRead, defineWrite, type ReadDefinition, schemas, type SortSpec, type TObject, type TSchema, Type, withArticle, type WriteDefinition } from '../../core/public.ts';
 import { archiveWrite, statusWrite } from './lifecycle.ts';
 import { parentKinds } from './parents.ts';
 import { idField, type LifecycleRecords } from './records.ts';

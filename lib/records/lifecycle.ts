@@ -1,17 +1,4 @@
-import {
-  db,
-  defineWrite,
-  errors,
-  type OperationContext,
-  p,
-  raw,
-  schemas,
-  type Sql,
-  type Static,
-  type TSchema,
-  Type,
-  withArticle,
-} from '../../core/public.ts';
+import { db, defineWrite, errors, type OperationContext, p, raw, schemas, type Sql, type Static, type TSchema, Type, withArticle } from '../../core/public.ts';
 
 /**
  * The lifecycle shared by the lifecycle record kinds (spec, "States"): provisioning moves a
@@ -157,6 +144,24 @@ export function lifecycleProperties(kind: string) {
     updatedAt: schemas.Timestamp(),
     version: Type.Integer({ description: 'Optimistic-lock version; send it back on update to detect concurrent changes' }),
   };
+}
+
+/** Update-body fields every lifecycle record accepts: its status, read-only there, and the version to check. */
+export function lifecycleUpdateProperties(segment: string) {
+  return {
+    status: Type.Optional(Type.String({ description: `Read-only here: change it with POST /${segment}/{id}/status` })),
+    version: Type.Optional(Type.Integer({ description: 'When given, the update fails with 409 unless it is the current version' })),
+  };
+}
+
+/** Body fields of a record described by a name, a description and a start date (studies, assays); all optional in an update. */
+export function describedBodyProperties(update: boolean) {
+  const fields = {
+    name: schemas.NotBlank({ maxLength: 255 }),
+    description: Type.Optional(schemas.Nullable(Type.String({ maxLength: 10000 }))),
+    startDate: Type.Optional(schemas.Nullable(schemas.DateInput())),
+  };
+  return update ? { ...fields, name: Type.Optional(fields.name) } : fields;
 }
 
 /** The lifecycle columns of table alias `a`, named as the entity properties. */

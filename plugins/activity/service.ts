@@ -1,17 +1,4 @@
-import {
-  ACTIVITY_CATEGORIES,
-  type ActivityCategory,
-  counters,
-  db,
-  errors,
-  fetchPage,
-  type OperationContext,
-  type PageRequest,
-  raw,
-  type Sql,
-  sql,
-  tables,
-} from '../../core/public.ts';
+import { ACTIVITY_CATEGORIES, type ActivityCategory, counters, db, errors, fetchPage, type OperationContext, type PageRequest, raw, type Sql, sql, tables } from '../../core/public.ts';
 import { projectVisibleTo, visibleChildTotal } from '../projects/extensions.ts';
 
 const columns = sql`a.id, a.event_type, a.category, a.data, a.date, a.organization_id, a.project_id, a.study_id, a.assay_id,

@@ -1,5 +1,5 @@
 import { schemas, type Static, type TSchema, Type } from '../../core/public.ts';
-import { lifecycleProperties } from '../../lib/records/index.ts';
+import { describedBodyProperties, lifecycleProperties, lifecycleUpdateProperties } from '../../lib/records/index.ts';
 
 /** An object of field name → value; the type's fields say which names and kinds of value. */
 const ValuesSchema = (description: string) => Type.Object({}, { additionalProperties: true, description });
@@ -24,9 +24,7 @@ export function createBodySchema(extra: Record<string, TSchema>) {
   return Type.Object({
     studyId: schemas.Uuid({ description: 'Parent study; the caller must be able to contribute to its project' }),
     assayTypeId: schemas.Uuid({ description: 'An ACTIVE assay type of the organization' }),
-    name: schemas.NotBlank({ maxLength: 255 }),
-    description: Type.Optional(schemas.Nullable(Type.String({ maxLength: 10000 }))),
-    startDate: Type.Optional(schemas.Nullable(schemas.DateInput())),
+    ...describedBodyProperties(false),
     values: Type.Optional(
       ValuesSchema('Values of the assay type\'s fields, by field name, checked against the type: every required field needs one'),
     ),
@@ -37,14 +35,11 @@ export function createBodySchema(extra: Record<string, TSchema>) {
 /** PUT merges: omitted fields keep their value; `values` are merged by name (null removes one). */
 export function updateBodySchema(extra: Record<string, TSchema>) {
   return Type.Object({
-    name: Type.Optional(schemas.NotBlank({ maxLength: 255 })),
-    description: Type.Optional(schemas.Nullable(Type.String({ maxLength: 10000 }))),
-    startDate: Type.Optional(schemas.Nullable(schemas.DateInput())),
+    ...describedBodyProperties(true),
     values: Type.Optional(ValuesSchema('Merged into the current values by field name (null removes a value); the result is checked against the type')),
     studyId: Type.Optional(schemas.Uuid({ description: 'Read-only here: move an assay with PATCH /assays/{id}/move' })),
     assayTypeId: Type.Optional(schemas.Uuid({ description: 'Read-only: fixed at creation' })),
-    status: Type.Optional(Type.String({ description: 'Read-only here: change it with POST /assays/{id}/status' })),
-    version: Type.Optional(Type.Integer({ description: 'When given, the update fails with 409 unless it is the current version' })),
+    ...lifecycleUpdateProperties('assays'),
     ...extra,
   });
 }

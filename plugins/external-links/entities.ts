@@ -1,13 +1,11 @@
 import { db, defineEntity, p } from '../../core/public.ts';
+import { attachedProperties } from '../../lib/records/index.ts';
 
 export const ExternalLink = defineEntity({
   name: 'ExternalLink',
   tableName: 'external_link',
   properties: {
-    id: p.uuid().primary(),
-    organizationId: p.uuid(),
-    parentKind: p.string(),
-    parentId: p.uuid(),
+    ...attachedProperties(),
     label: p.string(),
     url: p.string(),
     createdById: p.uuid(),

@@ -1,16 +1,6 @@
 import crypto from 'node:crypto';
 import { db, errors, fetchPage, type OperationContext, type PageRequest, sql } from '../../core/public.ts';
-import {
-  lockedParentOf,
-  attachedColumns,
-  attachedDto,
-  attachedTo,
-  mergeUpdate,
-  parentOf,
-  type AttachedRow,
-  type ParentAccess,
-  type ParentKind,
-} from '../../lib/records/index.ts';
+import { lockedParentOf, attachedColumns, attachedDto, attachedTo, mergeUpdate, parentOf, type AttachedRow, type ParentAccess, type ParentKind } from '../../lib/records/index.ts';
 import { ExternalLink } from './entities.ts';
 import type { CreateBody, UpdateBody } from './schemas.ts';
 

@@ -1,16 +1,13 @@
-import { defineEntity, p } from '../../core/public.ts';
-import { db } from '../../core/public.ts';
+import { db, defineEntity, p } from '../../core/public.ts';
+import { attachedProperties } from '../../lib/records/index.ts';
 
 /** A note; its content lives in versions, `currentVersion` names the one exposed. */
 export const Note = defineEntity({
   name: 'Note',
   tableName: 'note',
   properties: {
-    id: p.uuid().primary(),
-    organizationId: p.uuid(),
-    /** `organization` or a registered parent kind (`project`, `study`, `assay`). */
-    parentKind: p.string(),
-    parentId: p.uuid(),
+    // parentKind: `organization` or a registered parent kind (`project`, `study`, `assay`).
+    ...attachedProperties(),
     type: p.string(),
     format: p.string(),
     archived: p.boolean(),

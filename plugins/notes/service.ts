@@ -1,31 +1,6 @@
 import crypto from 'node:crypto';
-import {
-  type Actor,
-  db,
-  type EntityManager,
-  errors,
-  fetchPage,
-  type KernelServices,
-  type OperationContext,
-  type PageRequest,
-  raw,
-  type Sql,
-  sql,
-  withArticle,
-} from '../../core/public.ts';
-import {
-  parentLocks,
-  attachedColumns,
-  attachedDto,
-  attachedTo,
-  attachedVisible,
-  parentOf,
-  parentParam,
-  type AttachedRow,
-  type ParentAccess,
-  type ParentKind,
-  parentKinds,
-} from '../../lib/records/index.ts';
+import { type Actor, db, type EntityManager, errors, fetchPage, type KernelServices, type OperationContext, type PageRequest, raw, type Sql, sql, withArticle } from '../../core/public.ts';
+import { parentLocks, attachedColumns, attachedDto, attachedTo, attachedVisible, parentOf, parentParam, type AttachedRow, type ParentAccess, type ParentKind, parentKinds } from '../../lib/records/index.ts';
 import { Note, NoteVersion } from './entities.ts';
 import { NOTE_FORMATS, NOTE_TYPES, type NoteFormat, type NoteType } from './schemas.ts';
 

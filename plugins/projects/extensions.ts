@@ -1,15 +1,4 @@
-import {
-  type AccessColumns,
-  type Actor,
-  counters,
-  createExtensionPoint,
-  db,
-  type KernelServices,
-  type OperationContext,
-  raw,
-  type Sql,
-  sql,
-} from '../../core/public.ts';
+import { type AccessColumns, type Actor, counters, createExtensionPoint, db, type KernelServices, type OperationContext, raw, type Sql, sql } from '../../core/public.ts';
 import { provisioning, retryInitializationWrite } from '../../lib/integrations/index.ts';
 import { parentKinds, type InitializingHook, type RecordAccess, type RecordExtensions, type ParentAccess } from '../../lib/records/index.ts';
 

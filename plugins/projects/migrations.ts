@@ -68,6 +68,7 @@ export const migrations: db.MigrationDefinition[] = [
        end $$`,
       `create trigger project_member_visibility before insert or update of project_id on project_member
          for each row execute function labdata_grant_visibility()`,
+      // Applied migrations never change: the function is replaced whole, so it repeats the earlier version's unchanged lines.
       `create or replace function labdata_count_project() returns trigger language plpgsql as $$
        begin
          if tg_op = 'INSERT' then
@@ -162,6 +163,7 @@ export const migrations: db.MigrationDefinition[] = [
        end $$`,
       `create trigger project_member_grant_count after insert or delete or update of project_id, organization_user_id, team_id
          on project_member for each row execute function labdata_count_grant()`,
+      // Applied migrations never change: the function is replaced whole, so it repeats the earlier version's unchanged lines.
       `create or replace function labdata_count_project() returns trigger language plpgsql as $$
        declare h uuid;
        begin

@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { schemas, VISIBILITIES } from '../../core/public.ts';
-import { lifecycleProperties } from '../../lib/records/index.ts';
+import { lifecycleProperties, lifecycleUpdateProperties } from '../../lib/records/index.ts';
 
 
 const Visibility = schemas.StringEnum(VISIBILITIES, { description: 'Who may view the project' });
@@ -36,8 +36,7 @@ export function updateBodySchema(extra: Record<string, TSchema>) {
     name: Type.Optional(schemas.NotBlank({ maxLength: 255 })),
     description: Type.Optional(schemas.NotBlank({ maxLength: 10000 })),
     visibility: Type.Optional(Visibility),
-    status: Type.Optional(Type.String({ description: 'Read-only here: change it with POST /projects/{id}/status' })),
-    version: Type.Optional(Type.Integer({ description: 'When given, the update fails with 409 unless it is the current version' })),
+    ...lifecycleUpdateProperties('projects'),
     ...extra,
   });
 }

@@ -1,16 +1,6 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
-import {
-  db,
-  type EntityManager,
-  errors,
-  fetchPage,
-  type KernelServices,
-  type OperationContext,
-  type PageRequest,
-  raw,
-  sql,
-} from '../../core/public.ts';
+import { db, type EntityManager, errors, fetchPage, type KernelServices, type OperationContext, type PageRequest, raw, sql } from '../../core/public.ts';
 import { DriveUnavailableError, type StorageDriver } from './drivers/driver.ts';
 import { LocalDriver } from './drivers/local.ts';
 import { S3Driver, type S3Credentials, type S3Settings } from './drivers/s3.ts';

@@ -1,5 +1,5 @@
-import { defineEntity, p } from '../../core/public.ts';
-import { db } from '../../core/public.ts';
+import { db, defineEntity, p } from '../../core/public.ts';
+import { attachedProperties } from '../../lib/records/index.ts';
 
 /** A connected storage drive of an organization (LOCAL directory tree or S3 bucket/prefix). */
 export const StorageDrive = defineEntity({
@@ -25,10 +25,7 @@ export const StorageFolder = defineEntity({
   name: 'StorageFolder',
   tableName: 'storage_folder',
   properties: {
-    id: p.uuid().primary(),
-    organizationId: p.uuid(),
-    parentKind: p.string(),
-    parentId: p.uuid(),
+    ...attachedProperties(),
     driveId: p.uuid(),
     path: p.string(),
     name: p.string(),

@@ -1,26 +1,6 @@
 import crypto from 'node:crypto';
-import {
-  type Actor,
-  db,
-  type EntityManager,
-  errors,
-  fetchPage,
-  type KernelServices,
-  type OperationContext,
-  type PageRequest,
-  sql,
-} from '../../core/public.ts';
-import {
-  lockedParentOf,
-  attachedColumns,
-  attachedDto,
-  attachedTo,
-  contributableParentOf,
-  parentOf,
-  type AttachedRow,
-  type ParentAccess,
-  type ParentKind,
-} from '../../lib/records/index.ts';
+import { type Actor, db, type EntityManager, errors, fetchPage, type KernelServices, type OperationContext, type PageRequest, sql } from '../../core/public.ts';
+import { lockedParentOf, attachedColumns, attachedDto, attachedTo, contributableParentOf, parentOf, type AttachedRow, type ParentAccess, type ParentKind } from '../../lib/records/index.ts';
 import { existingFolder, pathOf } from './checks.ts';
 import { findDrive } from './drives.ts';
 import type { AttachBody } from './schemas.ts';

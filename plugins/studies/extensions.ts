@@ -1,14 +1,4 @@
-import {
-  type Actor,
-  createExtensionPoint,
-  db,
-  type KernelServices,
-  type OperationContext,
-  raw,
-  type Sql,
-  sql,
-  type TSchema,
-} from '../../core/public.ts';
+import { type Actor, createExtensionPoint, db, type KernelServices, type OperationContext, raw, type Sql, sql, type TSchema } from '../../core/public.ts';
 import { parentKinds, type RecordExtensions, type ParentAccess } from '../../lib/records/index.ts';
 import { projectContributableBy, projectVisibleTo } from '../projects/extensions.ts';
 

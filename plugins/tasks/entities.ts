@@ -1,14 +1,11 @@
 import { db, defineEntity, p } from '../../core/public.ts';
+import { attachedProperties } from '../../lib/records/index.ts';
 
 export const Task = defineEntity({
   name: 'Task',
   tableName: 'task',
-  // The attachment and audit columns are those of every attached record (external links too): each entity still lists its own table.
   properties: {
-    id: p.uuid().primary(),
-    organizationId: p.uuid(),
-    parentKind: p.string(),
-    parentId: p.uuid(),
+    ...attachedProperties(),
     label: p.string(),
     status: p.string(),
     dueDate: p.datetime().nullable(),

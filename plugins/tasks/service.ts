@@ -1,17 +1,6 @@
 import crypto from 'node:crypto';
 import { db, errors, fetchPage, type OperationContext, type PageRequest, schemas, sql, tables } from '../../core/public.ts';
-import {
-  lockedParentOf,
-  attachedColumns,
-  attachedDto,
-  attachedTo,
-  attachedVisible,
-  mergeUpdate,
-  parentOf,
-  type AttachedRow,
-  type ParentAccess,
-  type ParentKind,
-} from '../../lib/records/index.ts';
+import { lockedParentOf, attachedColumns, attachedDto, attachedTo, attachedVisible, mergeUpdate, parentOf, type AttachedRow, type ParentAccess, type ParentKind } from '../../lib/records/index.ts';
 import { Task } from './entities.ts';
 import type { CreateTaskBodyT, TaskStatus, UpdateTaskBodyT } from './schemas.ts';
 

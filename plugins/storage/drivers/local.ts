@@ -1,15 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { baseName, childPath } from '../paths.ts';
-import {
-  DriveUnavailableError,
-  FolderMissingError,
-  NotAFolderError,
-  PathOutsideDriveError,
-  withTimeout,
-  type FolderInfo,
-  type StorageDriver,
-} from './driver.ts';
+import { DriveUnavailableError, FolderMissingError, NotAFolderError, PathOutsideDriveError, withTimeout, type FolderInfo, type StorageDriver } from './driver.ts';
 
 export interface LocalDriverOptions {
   rootPath: string;
