@@ -30,7 +30,7 @@ export async function contributableParentOf(ctx: OperationContext, parent: Paren
 }
 
 /**
- * The row locks that pin a parent where it is: its project, study and assay rows shared, the
+ * The row locks that pin a parent where it is: the rows of its chain (`db.LOCK_ORDER`) shared, the
  * parent's own row in `own` mode (`update` serializes the writes of one parent's attachments).
  */
 export function parentLocks(access: ParentAccess, own: db.RowLock['mode'] = 'share'): db.RowLock[] {

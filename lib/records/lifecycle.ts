@@ -154,7 +154,7 @@ export function lifecycleUpdateProperties(segment: string) {
   };
 }
 
-/** Body fields of a record described by a name, a description and a start date (studies, assays); all optional in an update. */
+/** Body fields of a record described by a name, a description and a start date; all optional in an update. */
 export function describedBodyProperties(update: boolean) {
   const fields = {
     name: schemas.NotBlank({ maxLength: 255 }),
