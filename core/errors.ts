@@ -31,12 +31,6 @@ export class BadRequestError extends HttpError {
   }
 }
 
-export class UnauthorizedError extends HttpError {
-  constructor() {
-    super(401, 'Unauthorized');
-  }
-}
-
 export class ForbiddenError extends HttpError {
   constructor() {
     super(403, 'Forbidden');
