@@ -276,7 +276,8 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
       const merge = () => mergeUpdate(this.d.kind, e, body, this.d.editable, readOnly);
       const changed = this.d.edit ? await this.d.edit(tx, e, input, merge, scope) : merge();
       changed.push(...(await this.extensions.saveFields(tx, this.#record(e, scope), input, 'update')));
-      this.#activity(tx, 'updated', scope, { fields: changed });
+      // No record without its change (README, Activity): a PUT that changes nothing records nothing.
+      if (changed.length) this.#activity(tx, 'updated', scope, { fields: changed });
       this.d.afterUpdate?.(tx, e, before, scope);
     });
   }

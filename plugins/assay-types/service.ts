@@ -143,7 +143,7 @@ export class AssayTypeService {
         t.tasks = tasks;
         changed.push('tasks');
       }
-      ctx.services.activity.record(em, ctx.actor, { eventType: 'assay_type.updated', data: { assayTypeId: id, fields: changed } });
+      if (changed.length) ctx.services.activity.record(em, ctx.actor, { eventType: 'assay_type.updated', data: { assayTypeId: id, fields: changed } });
       return t;
     });
     return toDto(type);

@@ -75,7 +75,7 @@ t.test('list filters visibility in SQL: totals match what the caller may see', a
   t.equal(all.body.totalElements, 5);
 });
 
-t.test('PUT merges the given fields, records project.updated and a GOVERNANCE record for visibility', async (t) => {
+t.test('PUT merges the given fields, records project.updated (only for a change) and a GOVERNANCE record for visibility', async (t) => {
   const p = await create(alice, { visibility: 'PRIVATE' });
   const res = await server.put(`/api/v1/projects/${p.id}`, { name: 'New name', visibility: 'PROTECTED' }, { key: alice.key });
   t.equal(res.status, 200);
@@ -88,6 +88,13 @@ t.test('PUT merges the given fields, records project.updated and a GOVERNANCE re
     ['project.visibility_changed', 'GOVERNANCE'],
   ]);
   t.same(rows[2].data, { oldVisibility: 'PRIVATE', newVisibility: 'PROTECTED' });
+
+  // A PUT that changes nothing answers the record as it is and records nothing (README, Activity).
+  const same = await server.put(`/api/v1/projects/${p.id}`, { name: 'New name', visibility: 'PROTECTED' }, { key: alice.key });
+  t.equal(same.status, 200);
+  t.equal(same.body.version, p.version + 1, 'no new version');
+  const after = await server.sql('select 1 from activity where project_id = ?', [p.id]);
+  t.equal(after.length, rows.length, 'no new activity record');
 
   const blank = await server.put(`/api/v1/projects/${p.id}`, { description: ' ' }, { key: alice.key });
   t.equal(blank.status, 400);
