@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { TObject } from '@sinclair/typebox';
 import type { ReadDefinition } from '../../core/kernel/operations.ts';
 import type { KernelServices } from '../../core/kernel/services.ts';
-import type { Orm } from '../../core/db/orm.ts';
+import type { EntityManager, Orm } from '../../core/db/orm.ts';
 import { PreconditionFailedError } from '../../core/http/precondition.ts';
 import { executeRead, operationContext, readResponseSchema } from '../../core/http/operations.ts';
 
@@ -61,9 +61,8 @@ export async function entityTagOnSend(request: FastifyRequest, reply: FastifyRep
 
 /**
  * preHandler of a PUT/PATCH/DELETE whose record has a GET (`read`, path parameters `names`): with `If-Match`, reads the
- * record as the caller would and answers 412 when its tag differs. A body that takes `version`
- * gets the version just read, so a change between this read and the write is caught by the
- * write's own optimistic check (412 too, see `preconditionFailure`), not let through.
+ * record as the caller would and answers 412 when its tag differs; the write's transaction checks
+ * it again (`writePrecondition`). A body that takes `version` also gets the version just read.
  */
 export function ifMatchGuard(read: ReadDefinition, names: string[], versioned: boolean, deps: { orm: Orm; services: KernelServices }) {
   return async function ifMatch(request: FastifyRequest, reply: FastifyReply) {
@@ -71,9 +70,17 @@ export function ifMatchGuard(read: ReadDefinition, names: string[], versioned: b
     if (typeof header !== 'string') return;
     const params = request.params as Record<string, string>;
     const input = Object.fromEntries(names.map((n) => [n, params[n]]));
-    const current = await executeRead(read, operationContext(request.actor!, deps.orm, deps.services, request.log), input);
-    const representation = reply.serializeInput(current as Record<string, unknown>, readResponseSchema(read) as TObject);
-    if (!ifMatchHolds(header, entityTag(representation))) throw new PreconditionFailedError();
+    const ctx = operationContext(request.actor!, deps.orm, deps.services, request.log);
+    const holds = async (em: EntityManager) => {
+      const current = await executeRead(read, { ...ctx, em }, input);
+      const representation = reply.serializeInput(current as Record<string, unknown>, readResponseSchema(read) as TObject);
+      if (!ifMatchHolds(header, entityTag(representation))) throw new PreconditionFailedError();
+      return current;
+    };
+    const current = await holds(ctx.em);
+    // Checked again inside the write's transaction (core/db/transaction.ts): a change committed
+    // between this check and the write is a 412 too, with or without a version in the body.
+    request.writePrecondition = async (em) => void (await holds(em));
     const body = request.body as Record<string, unknown> | undefined;
     const version = (current as { version?: unknown }).version;
     if (versioned && body && typeof body === 'object' && body.version === undefined && typeof version === 'number') body.version = version;

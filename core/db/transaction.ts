@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { IsolationLevel, type EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError } from '../errors.ts';
 import { isTransientConflict } from './errors.ts';
 
@@ -27,6 +27,20 @@ function backoff(attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
 }
 
+/** Checks a write must pass inside its own transaction (an `If-Match`), by the request's EntityManager. */
+const preconditions = new WeakMap<EntityManager, (em: EntityManager) => Promise<void>>();
+
+/**
+ * Makes the next write transaction run on `em` check `check` first, inside the transaction, at
+ * REPEATABLE READ: should a row the write then locks or changes have been changed by someone
+ * else since, PostgreSQL fails the attempt (40001) and the next attempt's check sees the change.
+ * So a condition checked before the write (app/http/conditional.ts, `If-Match`) still holds when
+ * it commits, whether or not the write carries a version.
+ */
+export function requirePrecondition(em: EntityManager, check: (em: EntityManager) => Promise<void>): void {
+  preconditions.set(em, check);
+}
+
 /**
  * Runs `work` in one transaction and runs it again, a bounded number of times with jitter,
  * when PostgreSQL reports a serialization failure (40001) or a deadlock (40P01), or when `work`
@@ -38,9 +52,15 @@ function backoff(attempt: number): Promise<void> {
 export async function writeTransaction<T>(em: EntityManager, work: (em: EntityManager) => Promise<T>, options: WriteTransactionOptions = {}): Promise<T> {
   if (em.isInTransaction()) return em.transactional(work);
   const attempts = Math.max(1, options.attempts ?? 5);
+  // Only the request's first transaction checks: a later one continues the write the check let in
+  // (and may find the record changed by the first).
+  const check = preconditions.get(em);
+  preconditions.delete(em);
+  const run = check ? async (tx: EntityManager) => (await check(tx), work(tx)) : work;
+  const isolationLevel = check ? IsolationLevel.REPEATABLE_READ : undefined;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await em.transactional(work, { clear: true });
+      return await em.transactional(run, { clear: true, isolationLevel });
     } catch (err) {
       const retryable = err instanceof RestartTransaction || isTransientConflict(err);
       if (!retryable || attempt >= attempts) throw err;

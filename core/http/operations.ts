@@ -8,6 +8,15 @@ import type { Actor } from '../auth/api-keys.ts';
 import { ValidationError, type FieldError } from '../errors.ts';
 import { idempotency, isCreate } from './idempotency.ts';
 import { SECURITY } from '../openapi/index.ts';
+import { requirePrecondition } from '../db/transaction.ts';
+import type { EntityManager } from '../db/orm.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** A condition the write must still meet inside its transaction (`If-Match`, set by a preHandler). */
+    writePrecondition?: (em: EntityManager) => Promise<void>;
+  }
+}
 
 /** The response schema of a read as both surfaces serialize it. */
 export function readResponseSchema(def: ReadDefinition): TSchema {
@@ -117,7 +126,9 @@ export function registerOperations(
         def.preValidate?.(request.body);
       }],
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
-        const result = await def.run(operationContext(request.actor!, orm, services, request.log), {
+        const ctx = operationContext(request.actor!, orm, services, request.log);
+        if (request.writePrecondition) requirePrecondition(ctx.em, request.writePrecondition);
+        const result = await def.run(ctx, {
           params: (request.params ?? {}) as never,
           query: (request.query ?? {}) as never,
           body: request.body as never,

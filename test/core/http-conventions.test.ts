@@ -2,6 +2,7 @@
 import t, { type Test } from 'tap';
 import { captureLogs } from '../support/logs.ts';
 import { startTestServer, type Response } from '../support/server.ts';
+import { whileUncommitted } from '../support/uncommitted.ts';
 
 // The app's JSON log lines, parsed.
 const { logger, lines } = captureLogs();
@@ -165,6 +166,28 @@ t.test('concurrent updates with the same If-Match: one wins, the others get 412'
   t.same(statuses, [200, 412, 412, 412, 412, 412], 'exactly one update went through');
   const winner = results.find((r) => r.status === 200)!;
   t.equal((await server.get(path, k)).body.name, winner.body.name);
+});
+
+t.test('If-Match holds until the write commits: a change committed after the check is a 412, version or not', async (t) => {
+  // The DELETE's check passes on the record as committed; the change held open meanwhile commits
+  // while the DELETE waits for the row, so the DELETE must find its tag stale (no version in a DELETE).
+  const project = (await createProject('R-2')).body;
+  const path = `/api/v1/projects/${project.id}`;
+  const etag = (await server.get(path, k)).headers.get('etag')!;
+  const del = await whileUncommitted(server, 'update project set name = ?, version = version + 1 where id = ?', ['Renamed meanwhile', project.id], () =>
+    server.delete(path, { ...k, headers: { 'if-match': etag } }));
+  assertEnvelope(t, del, 412);
+  t.equal((await server.get(path, k)).body.name, 'Renamed meanwhile', 'the record is still there, with the change');
+
+  // The same for an organization-level record (a collaborator).
+  const admin = await server.admin(org);
+  const collaborator = (await server.post('/api/v1/collaborators', { label: 'Held open' }, { key: admin.key })).body;
+  const cPath = `/api/v1/collaborators/${collaborator.id}`;
+  const cTag = (await server.get(cPath, { key: admin.key })).headers.get('etag')!;
+  const cDel = await whileUncommitted(server, 'update collaborator set label = ?, version = version + 1 where id = ?', ['Changed meanwhile', collaborator.id], () =>
+    server.delete(cPath, { key: admin.key, headers: { 'if-match': cTag } }));
+  assertEnvelope(t, cDel, 412);
+  t.equal((await server.get(cPath, { key: admin.key })).body.label, 'Changed meanwhile');
 });
 
 t.test('with rate limiting off, no rate-limit headers', async (t) => {
