@@ -33,7 +33,7 @@ export async function contributableParentOf(ctx: OperationContext, parent: Paren
  * The row locks that pin a parent where it is: the rows of its chain (`db.LOCK_ORDER`) shared, the
  * parent's own row in `own` mode (`update` serializes the writes of one parent's attachments).
  */
-export function parentLocks(access: ParentAccess, own: db.RowLock['mode'] = 'share'): db.RowLock[] {
+function parentLocks(access: ParentAccess, own: db.RowLock['mode'] = 'share'): db.RowLock[] {
   return db.LOCK_ORDER.flatMap((table) => {
     const id = access[`${table}Id`];
     return id ? [{ table, id, mode: table === access.kind ? own : 'share' }] : [];
@@ -41,22 +41,22 @@ export function parentLocks(access: ParentAccess, own: db.RowLock['mode'] = 'sha
 }
 
 /**
- * The parent for a write, pinned until the commit: its chain locked in the kernel's order
+ * The parent `id` for a write, pinned until the commit: its chain locked in the kernel's order
  * (`parentLocks`), then judged as it is now (404, 403). A delete or move of the parent waits
  * for the write, or the write for it (and then finds it gone or follows it), so no attachment
  * outlives its parent and no activity is filed where the parent no longer is. Inside a write
  * transaction.
  */
-export async function lockedParentOf(
-  ctx: OperationContext,
-  parent: ParentKind,
-  params: Record<string, unknown>,
-  own: db.RowLock['mode'] = 'share',
-): Promise<ParentAccess> {
+export async function lockedParent(ctx: OperationContext, parent: ParentKind, id: string, own: db.RowLock['mode'] = 'share'): Promise<ParentAccess> {
   let access!: ParentAccess;
-  await db.lockLocated(ctx.em, ctx.actor.organizationId, async () => parentLocks((access = await parentOf(ctx, parent, params)), own));
+  await db.lockLocated(ctx.em, ctx.actor.organizationId, async () => parentLocks((access = await parent.access(ctx, id)), own));
   ctx.services.permissions.assertContributor(access);
   return access;
+}
+
+/** `lockedParent` of the parent the route's parameters name. */
+export function lockedParentOf(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, own: db.RowLock['mode'] = 'share'): Promise<ParentAccess> {
+  return lockedParent(ctx, parent, String(params[parentParam(parent)]), own);
 }
 
 /** SQL: rows of `alias` attached to this parent. */

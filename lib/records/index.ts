@@ -42,7 +42,7 @@ export {
   parentParams,
   parentOf,
   contributableParentOf,
-  parentLocks,
+  lockedParent,
   lockedParentOf,
   attachedTo,
   attachedVisible,

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { db, type EntityManager, errors, type OperationContext, raw, type Sql, sql, withStatus } from '../../core/public.ts';
-import { parentLocks, parentType, type ParentAccess, type ParentKind } from '../../lib/records/index.ts';
+import { lockedParent, parentType, type ParentAccess, type ParentKind } from '../../lib/records/index.ts';
 import type { ProjectRecord } from '../projects/extensions.ts';
 import { connect, type GitIntegration } from './connect.ts';
 import { GitProviderError, isTransient, type GitProvider, type GitRepository } from './provider.ts';
@@ -167,9 +167,7 @@ export class GitService {
       // The record must be neither deleted (its cascade would miss this row) nor moved (its history
       // is re-homed) before the commit: pinned where it is now, contributor judged there.
       const tx = { ...ctx, em };
-      let at!: ParentAccess;
-      await db.lockLocated(em, ctx.actor.organizationId, async () => parentLocks((at = await parent.access(tx, id))));
-      ctx.services.permissions.assertContributor(at);
+      const at = await lockedParent(tx, parent, id);
       const inserted = await db.queryOne<RepositoryRow>(
         em,
         sql`insert into git_repository as r (id, organization_id, parent_kind, parent_id, integration_id, group_id, name, external_id, url, created_by_id)

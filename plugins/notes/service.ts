@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { type Actor, db, type EntityManager, errors, fetchPage, type KernelServices, type OperationContext, type PageRequest, raw, type Sql, sql, withArticle } from '../../core/public.ts';
-import { parentLocks, attachedColumns, attachedDto, attachedTo, attachedVisible, parentOf, parentParam, type AttachedRow, type ParentAccess, type ParentKind, parentKinds } from '../../lib/records/index.ts';
+import { lockedParent, attachedColumns, attachedDto, attachedTo, attachedVisible, parentOf, parentParam, type AttachedRow, type ParentAccess, type ParentKind, parentKinds } from '../../lib/records/index.ts';
 import { Note, NoteVersion } from './entities.ts';
 import { NOTE_FORMATS, NOTE_TYPES, type NoteFormat, type NoteType } from './schemas.ts';
 
@@ -266,18 +266,12 @@ export class NoteService {
    */
   async #accessForEdit(ctx: OperationContext, note: { id: string; parentKind: string; parentId: string }): Promise<ParentAccess | null> {
     if (note.parentKind === ORGANIZATION) return null;
-    const kind = parentKinds(this.#services).get(note.parentKind);
-    let access: ParentAccess | undefined;
-    await db.lockLocated(ctx.em, ctx.actor.organizationId, async () => {
-      access = await kind?.access(ctx, note.parentId).catch((e: unknown) => {
-        if (e instanceof errors.NotFoundError) return undefined;
-        throw e;
-      });
-      return access ? parentLocks(access) : [];
-    });
     // The note is as invisible as its parent: the 404 names the note, not the parent.
-    if (!access) throw new errors.NotFoundError('Note', note.id);
-    ctx.services.permissions.assertContributor(access);
-    return access;
+    const notFound = () => new errors.NotFoundError('Note', note.id);
+    const kind = parentKinds(this.#services).get(note.parentKind);
+    if (!kind) throw notFound();
+    return lockedParent(ctx, kind, note.parentId).catch((e: unknown) => {
+      throw e instanceof errors.NotFoundError ? notFound() : e;
+    });
   }
 }

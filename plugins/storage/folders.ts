@@ -72,12 +72,11 @@ export async function insertAttachment(em: EntityManager, services: KernelServic
   return id;
 }
 
-/** The record chain in the kernel's lock order (core/db/locks.ts). */
 /**
  * The parent's own row is locked for update, not share (lockedParentOf): the folder writes of
  * one record run one after another, so there is exactly one primary.
  */
-const lockedParent = (ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>) =>
+const lockedFolderParent = (ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>) =>
   lockedParentOf(ctx, parent, params, 'update');
 
 /** Storage folder attachments of projects, studies and assays; every method takes its route's parent kind. */
@@ -105,7 +104,7 @@ export class FolderService {
     const drive = await findDrive(ctx.em, ctx.actor.organizationId, body.driveId);
     const info = await existingFolder(ctx.services, drive, path, { driveId: 'driveId', path: 'path' });
     const id = await db.writeTransaction(ctx.em, async (em) => {
-      const access = await lockedParent({ ...ctx, em }, parent, params);
+      const access = await lockedFolderParent({ ...ctx, em }, parent, params);
       const taken = await db.queryOne<{ id: string }>(
         em,
         sql`select f.id from storage_folder f where ${attachedTo('f', access)} and f.drive_id = ${drive.id} and f.path = ${path}`,
@@ -129,7 +128,7 @@ export class FolderService {
       throw new errors.BadRequestError('primary must be true: a record always keeps one primary folder; make another folder primary instead');
     }
     await db.writeTransaction(ctx.em, async (em) => {
-      const access = await lockedParent({ ...ctx, em }, parent, params);
+      const access = await lockedFolderParent({ ...ctx, em }, parent, params);
       const folder = await this.#find(em, ctx.actor, access, id);
       if (folder.isPrimary) return;
       const previous = await db.queryOne<{ id: string }>(
@@ -148,7 +147,7 @@ export class FolderService {
    */
   async detach(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string): Promise<void> {
     await db.writeTransaction(ctx.em, async (em) => {
-      const access = await lockedParent({ ...ctx, em }, parent, params);
+      const access = await lockedFolderParent({ ...ctx, em }, parent, params);
       const folder = await this.#find(em, ctx.actor, access, id);
       await em.execute('delete from storage_folder where id = ?', [id]);
       let newPrimaryFolderId: string | null = null;
