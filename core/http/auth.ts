@@ -18,14 +18,18 @@ export interface KeyLimiter {
   take(key: string, reply: FastifyReply): void;
 }
 
-/** The key a request presents: `X-API-KEY: <key>` or `Authorization: ApiKey <key>`. */
+/**
+ * The key a request presents: `X-API-KEY: <key>` or `Authorization: ApiKey <key>`. Both at once
+ * must name the same key: otherwise none is taken (401), so a revoked or foreign key in one
+ * header is never passed over because the other one holds a valid key.
+ */
 export function presentedCredential(request: FastifyRequest): { apiKey?: string; bearer: boolean } {
-  const header = request.headers.authorization;
-  const bearer = typeof header === 'string' && /^bearer\b/i.test(header.trim());
-  const xApiKey = request.headers['x-api-key'];
-  if (typeof xApiKey === 'string' && xApiKey.trim()) return { apiKey: xApiKey.trim(), bearer };
-  const m = typeof header === 'string' ? /^apikey\s+(\S+)\s*$/i.exec(header.trim()) : null;
-  return { apiKey: m?.[1], bearer };
+  const header = typeof request.headers.authorization === 'string' ? request.headers.authorization.trim() : undefined;
+  const bearer = header !== undefined && /^bearer\b/i.test(header);
+  const inAuthorization = header !== undefined && /^apikey\b/i.test(header) ? (/^apikey\s+(\S+)$/i.exec(header)?.[1] ?? '') : undefined;
+  const xApiKey = typeof request.headers['x-api-key'] === 'string' ? request.headers['x-api-key'].trim() : undefined;
+  if (xApiKey && inAuthorization !== undefined && xApiKey !== inAuthorization) return { bearer };
+  return { apiKey: xApiKey || inAuthorization || undefined, bearer };
 }
 
 /** The challenge of the public mounts (RFC 9110, 11.6.1): the scheme and the header that carries the key. */

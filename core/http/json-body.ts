@@ -28,18 +28,38 @@ export function jsonDeeperThan(text: string, max: number): boolean {
   return false;
 }
 
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Replaces the JSON body parser with one that refuses over-deep bodies (400) and otherwise
  * is Fastify's own (prototype-poisoning checks, body limit → 413, malformed → 400).
+ * An empty body is no body: clients that send `Content-Type: application/json` on every
+ * request (a DELETE, a complete without its optional body) get the route's answer, not a 400.
  */
 export function registerJsonParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (jsonDeeperThan(body as string, MAX_JSON_DEPTH)) {
+    const text = body as string;
+    if (text.length === 0) {
+      done(null, undefined);
+      return;
+    }
+    if (jsonDeeperThan(text, MAX_JSON_DEPTH)) {
       done(new BadRequestError(`The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
       return;
     }
-    parse(request, body as string, done);
+    parse(request, text, (err, value) => {
+      // Fastify refuses prototype keys as "invalid JSON"; when the text is valid JSON, say why.
+      if (err && isJson(text)) done(new BadRequestError('The JSON body must not contain "__proto__" or "constructor.prototype" keys'), undefined);
+      else done(err, value);
+    });
   });
 }

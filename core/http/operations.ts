@@ -65,6 +65,20 @@ function queryFor(def: ReadDefinition): TObject | undefined {
   return Type.Object({ ...(def.query?.properties ?? {}), ...pageQuerySchema(maxPageSize(def)) });
 }
 
+/**
+ * `page` and `size` are decimal digits. The validator's coercion would otherwise read `0x10`,
+ * `1e2`, ` ` or `1.0` as numbers (JavaScript's `Number`), answering a page nobody asked for.
+ */
+async function decimalPageParameters(request: FastifyRequest): Promise<void> {
+  const query = request.query as Record<string, unknown>;
+  const errors: FieldError[] = [];
+  for (const field of ['page', 'size']) {
+    const value = query[field];
+    if (value !== undefined && !(typeof value === 'string' && /^-?\d{1,15}$/.test(value))) errors.push({ field, message: 'must be an integer' });
+  }
+  if (errors.length) throw new ValidationError(errors);
+}
+
 // Fastify warns about schema keys present but undefined; leave them out instead.
 const defined = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
@@ -89,6 +103,7 @@ export function registerOperations(
         querystring: queryFor(def),
         response: { 200: readResponseSchema(def) },
       }),
+      ...(def.paged ? { preValidation: decimalPageParameters } : {}),
       handler: async (request: FastifyRequest) => {
         const input = { ...(request.params as object), ...(request.query as object) };
         return executeRead(def, operationContext(request.actor!, orm, services, request.log), input);

@@ -18,9 +18,10 @@ export interface AccessColumns {
  * The one permission service (README, "Permissions"). Rules become SQL conditions so list
  * queries filter visibility in the database and page totals stay exact:
  * - organization admins view and contribute to every project of their organization;
- * - PUBLIC: every active organization user views and contributes;
- * - PROTECTED: everyone views, project members (direct or through an active team) contribute;
- * - PRIVATE: only project members view and contribute.
+ * - PUBLIC and PROTECTED: every active organization user views;
+ * - PRIVATE: only project members (direct or through an active team) view;
+ * - only project members contribute, whatever the visibility (spec: "Contributor = project
+ *   member or higher"; "create, update, delete, status and archive require project membership").
  * Callers always add `organization_id = actor.organizationId` themselves (tenant scope first).
  */
 export class PermissionService {
@@ -58,7 +59,7 @@ export class PermissionService {
 
   canContribute(actor: Actor, cols: AccessColumns): Sql {
     if (actor.isAdmin) return raw('true');
-    return sql`(${cols.visibility} = 'PUBLIC' or ${this.isMember(actor, cols.projectId)})`;
+    return this.isMember(actor, cols.projectId);
   }
 
   /** For a record already known to be viewable: 403 (empty body) unless the actor may contribute. */

@@ -253,6 +253,10 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
         ctx.services.permissions.assertContributor(access);
       }
       const e = await this.d.build(tx, body, access);
+      // Status is read-only on create as on update (spec: changed only through the status operation).
+      if (body.status !== undefined && body.status !== e.status) {
+        throw new errors.ValidationError([{ field: 'status', message: `is ${e.status} for a new ${this.d.kind}; change it with POST /${this.d.plural}/{id}/status` }]);
+      }
       await em.flush();
       const scope = this.scope(e.id, access ?? {});
       const record = this.#record(e, scope);

@@ -42,6 +42,9 @@ const refused: [string, Record<string, string>][] = [
   ['inactive organization user', { 'x-api-key': inactive.key }],
   ['bearer token carrying a valid key', { authorization: `Bearer ${alice.key}` }],
   ['basic authorization', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }],
+  // Both forms at once must name the same key: a bad key in one is not passed over for the other.
+  ['a valid X-API-KEY beside a revoked ApiKey authorization', { 'x-api-key': alice.key, authorization: `ApiKey ${revokedMember.key}` }],
+  ['a revoked X-API-KEY beside a valid ApiKey authorization', { 'x-api-key': revokedMember.key, authorization: `ApiKey ${alice.key}` }],
 ];
 
 async function raw(method: string, path: string, headers: Record<string, string>, body?: unknown) {
@@ -102,6 +105,7 @@ t.test('both accepted forms of the key authenticate every read', async (t) => {
   const forms: [string, Record<string, string>][] = [
     ['X-API-KEY', { 'x-api-key': alice.key }],
     ['Authorization: ApiKey', { authorization: `ApiKey ${alice.key}` }],
+    ['both, naming the same key', { 'x-api-key': alice.key, authorization: `ApiKey ${alice.key}` }],
   ];
   for (const [what, headers] of forms) {
     for (const e of endpoints.filter((x) => x.method === 'GET')) {

@@ -107,7 +107,8 @@ t.test('totals after visibility changes, moves, archives and deletes', async (t)
   const [aPrivate, aPublic, bProtected, bPrivate] = state.projects;
   await ok(server.put(`/api/v1/projects/${aPublic.id}`, { visibility: 'PRIVATE' }, { key: alice.key }));
   await ok(server.put(`/api/v1/projects/${bProtected.id}`, { visibility: 'PUBLIC' }, { key: bob.key }));
-  // alice moves her PRIVATE project's study into the (now PUBLIC) project, and an assay across.
+  // alice, given access, moves her PRIVATE project's study into the (now PUBLIC) project, and an assay across.
+  await ok(server.post(`/api/v1/projects/${bProtected.id}/access`, { organizationUserId: alice.organizationUserId }, { key: bob.key }));
   await ok(server.request('PATCH', `/api/v1/studies/${state.studies[0].id}/move`, { key: alice.key, body: { projectId: bProtected.id } }));
   const assays = await server.sql<{ id: string }>('select id from assay where study_id = ?', [state.studies[2].id]);
   await ok(server.request('PATCH', `/api/v1/assays/${assays[0].id}/move`, { key: bob.key, body: { studyId: state.studies[0].id } }));

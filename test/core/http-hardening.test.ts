@@ -55,6 +55,27 @@ t.test('the depth cap counts brackets outside strings only, and 64 levels still 
   t.match(over.body.message, /nested deeper than 64/);
 });
 
+t.test('an empty body sent as application/json is no body: the route answers as without the header', async (t) => {
+  const bob = await server.member(org);
+  const project = (await server.post('/api/v1/projects', { code: 'E', name: 'Empty', description: 'd' }, k)).body;
+  const type = (await server.post('/api/v1/assay-types', { name: 'T' }, { key: (await server.admin(org)).key }));
+  // 403 (not an admin) and 404 (not viewable) come before any body concern, as without the header.
+  t.equal((await server.request('DELETE', `/api/v1/assay-types/${type.body.id}`, { key: bob.key, headers: json })).status, 403);
+  t.equal((await server.request('DELETE', `/api/v1/projects/${project.id}`, { key: bob.key, headers: json })).status, 404);
+  const task = (await server.post(`/api/v1/projects/${project.id}/tasks`, { label: 'x' }, k)).body;
+  const completed = await server.request('PATCH', `/api/v1/projects/${project.id}/tasks/${task.id}/complete`, { ...k, headers: json });
+  t.equal(completed.status, 200, 'the optional completion body may be left out');
+  t.equal((await server.request('DELETE', `/api/v1/projects/${project.id}`, { ...k, headers: json })).status, 204);
+  // A required body still is one.
+  assertEnvelope(t, await server.request('POST', '/api/v1/projects', { ...k, headers: json }), 400);
+});
+
+t.test('a "__proto__" key is a 400 that says so', async (t) => {
+  const res = await server.request('POST', '/api/v1/projects', { ...k, body: '{"code":"C","name":"n","description":"d","__proto__":{"x":1}}' });
+  assertEnvelope(t, res, 400);
+  t.match(res.body.message, /__proto__/);
+});
+
 t.test('a body over the size limit is 413 with the envelope', async (t) => {
   const res = await server.post('/api/v1/projects', { code: 'x'.repeat(2_000_000), name: 'n', description: 'd' }, k);
   assertEnvelope(t, res, 413);

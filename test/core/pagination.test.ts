@@ -117,6 +117,13 @@ t.test('bad paging parameters are 400 with the envelope naming the parameter', a
     ['page=-1', 'page'],
     ['page=abc', 'page'],
     ['page=1.5', 'page'],
+    // JavaScript's Number() reads these; a page index is decimal digits only.
+    ['page=0x10', 'page'],
+    ['page=1.0', 'page'],
+    ['page=%20', 'page'],
+    ['size=1e2', 'size'],
+    ['size=0b11', 'size'],
+    ['size=%0A5', 'size'],
     ['size=0', 'size'],
     ['size=-1', 'size'],
     ['size=abc', 'size'],

@@ -165,6 +165,14 @@ export class TestServer {
     return setRoles(this.orm.em.fork(), organizationUserId, roles);
   }
 
+  /** Makes `member` a direct member of the project (what `POST /projects/{id}/access` grants; that plugin may not be loaded). */
+  async grant(projectId: string, member: Member): Promise<void> {
+    await this.sql(
+      'insert into project_member (id, organization_id, project_id, organization_user_id) values (gen_random_uuid(), ?, ?, ?)',
+      [member.organizationId, projectId, member.organizationUserId],
+    );
+  }
+
   async team(organizationId: string, memberIds: string[], name = 'Team'): Promise<string> {
     const em = this.orm.em.fork();
     const team = createTeam(em, { organizationId, name, memberIds });

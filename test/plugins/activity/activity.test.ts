@@ -12,6 +12,7 @@ async function project(owner: Member, visibility: string) {
 const priv = await project(alice, 'PRIVATE');
 const pub = await project(alice, 'PUBLIC');
 const study = (await server.post('/api/v1/studies', { projectId: pub.id, name: 'S' }, { key: alice.key })).body as { id: string };
+await server.grant(pub.id, bob); // a member: only members change a PUBLIC project's records
 await server.post(`/api/v1/studies/${study.id}/status`, { status: 'ON_HOLD' }, { key: bob.key });
 await server.post('/api/v1/teams', { name: 'T', userIds: [bob.userId] }, { key: admin.key });
 await project(outsider, 'PUBLIC');

@@ -39,6 +39,7 @@ const names = (rows: any[], id: string) => rows.filter((r) => JSON.stringify(r).
 
 const alicePrivate = await project(alice, 'PRIVATE');
 const shared = await project(alice, 'PUBLIC');
+await server.grant(shared.id, bob); // a member: only members add studies to a PUBLIC project
 const bobStudy = await study(bob, shared.id);
 
 t.test('an entry naming a PRIVATE collection shows only to who may view the collection', async (t) => {

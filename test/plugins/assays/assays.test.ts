@@ -290,6 +290,8 @@ t.test('move needs contribution on both studies\' projects and is recorded on bo
   const to = await study(alice, 'PROTECTED');
   const a = await assay(alice, from.id, plain.id);
   const url = `/api/v1/assays/${a.id}/move`;
+  t.equal((await server.request('PATCH', url, { key: bob.key, body: { studyId: to.id } })).status, 403, 'a PUBLIC source is moved from by its members only');
+  await server.grant(from.projectId, bob);
   t.equal((await server.request('PATCH', url, { key: bob.key, body: { studyId: to.id } })).status, 403, 'bob contributes to the source only');
   const hidden = await study(alice);
   const notFound = await server.request('PATCH', url, { key: bob.key, body: { studyId: hidden.id } });

@@ -211,7 +211,7 @@ t.test('permissions: other organization and non-members of a PRIVATE parent get 
     t.equal(res.status, 403, 'bob writes on a PROTECTED study');
     t.equal(res.text, '', '403 has an empty body');
   }
-  // A member (alice) and an admin may do everything; on a PUBLIC project every member may write.
+  // A member (alice) and an admin may do everything; on a PUBLIC project too, only members write.
   for (const who of [alice, admin]) {
     const own = await link(who, `/studies/${secret.study.id}`, body);
     const r = requests(who, `/studies/${secret.study.id}`, own.id);
@@ -221,8 +221,11 @@ t.test('permissions: other organization and non-members of a PRIVATE parent get 
     t.equal((await r.remove()).status, 204);
   }
   const publicTree = await make.tree(alice, admin, 'PUBLIC');
+  const nonMember = await requests(bob, `/assays/${publicTree.assay.id}`, '').create();
+  t.equal(nonMember.status, 403, 'a PUBLIC project is viewed by everyone, changed by its members only');
+  await server.grant(publicTree.project.id, bob);
   const bobPublic = await link(bob, `/assays/${publicTree.assay.id}`, body);
-  t.equal((await requests(bob, `/assays/${publicTree.assay.id}`, bobPublic.id).update()).status, 200, 'everyone contributes to a PUBLIC project');
+  t.equal((await requests(bob, `/assays/${publicTree.assay.id}`, bobPublic.id).update()).status, 200, 'a member contributes to a PUBLIC project');
   const stored = await server.sql<{ label: string }>('select label from external_link where id in (?, ?)', [viewable.id, hidden.id]);
   t.same(stored.map((s) => s.label).sort(), ['Hidden', 'Viewable'], 'refused writes changed nothing');
 });

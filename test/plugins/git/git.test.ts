@@ -273,6 +273,7 @@ t.test("a personal GIT connection: usable by its owner only; once disconnected, 
   t.equal(p.status, 201, p.text);
   t.equal((await createProject(bob, { defaultGitGroup: { integrationId: mine, groupId: 'lab' } })).status, 404, "another user's connection is not found");
 
+  await server.grant(p.body.id, bob); // a member of alice's project: only members add studies to it
   const forBob = (await server.post(api('/studies'), { projectId: p.body.id, name: 'Bob study' }, { key: bob.key })).body;
   const asked = await server.post(api(`/studies/${forBob.id}/git-repository`), {}, { key: bob.key });
   t.equal(asked.status, 400, "alice's token is never used for bob: the default does not resolve for him");

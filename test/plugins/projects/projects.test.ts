@@ -52,7 +52,7 @@ t.test('visibility decides who views and who contributes', async (t) => {
   const edit = async (m: Member, id: string) => (await server.put(`/api/v1/projects/${id}`, { name: 'renamed' }, { key: m.key })).status;
 
   t.same([await view(bob, pub.id), await view(bob, prot.id), await view(bob, priv.id)], [200, 200, 404]);
-  t.same([await edit(bob, pub.id), await edit(bob, prot.id), await edit(bob, priv.id)], [200, 403, 404]);
+  t.same([await edit(bob, pub.id), await edit(bob, prot.id), await edit(bob, priv.id)], [403, 403, 404]);
   t.same([await view(admin, priv.id), await edit(admin, priv.id)], [200, 200]);
   t.same([await view(outsider, pub.id), await edit(outsider, pub.id)], [404, 404]);
   t.same([await view(alice, priv.id), await edit(alice, priv.id)], [200, 200]);
@@ -108,18 +108,30 @@ t.test('status changes only through the status operation, with oldStatus/newStat
   const p = await create(alice, { visibility: 'PUBLIC' });
   const viaPut = await server.put(`/api/v1/projects/${p.id}`, { status: 'COMPLETE' }, { key: alice.key });
   t.equal(viaPut.status, 400, 'PUT cannot change the status');
-  const res = await server.post(`/api/v1/projects/${p.id}/status`, { status: 'ON_HOLD' }, { key: bob.key });
+  const nonMember = await server.post(`/api/v1/projects/${p.id}/status`, { status: 'ON_HOLD' }, { key: bob.key });
+  t.equal(nonMember.status, 403, 'a PUBLIC project is changed by its members only');
+  const res = await server.post(`/api/v1/projects/${p.id}/status`, { status: 'ON_HOLD' }, { key: alice.key });
   t.equal(res.status, 200);
   t.equal(res.body.status, 'ON_HOLD');
   const [row] = await server.sql<{ data: Record<string, unknown>; organization_user_id: string }>(
     `select data, organization_user_id from activity where project_id = ? and event_type = 'project.status_changed'`, [p.id]);
-  t.same(row, { data: { oldStatus: 'ACTIVE', newStatus: 'ON_HOLD' }, organization_user_id: bob.organizationUserId });
+  t.same(row, { data: { oldStatus: 'ACTIVE', newStatus: 'ON_HOLD' }, organization_user_id: alice.organizationUserId });
   const invalid = await server.post(`/api/v1/projects/${p.id}/status`, { status: 'PAUSED' }, { key: alice.key });
   t.equal(invalid.status, 400);
   t.equal(invalid.body.errors[0].field, 'status');
   const systemOnly = await server.post(`/api/v1/projects/${p.id}/status`, { status: 'INITIALIZING' }, { key: alice.key });
   t.equal(systemOnly.status, 400);
   t.match(systemOnly.body.message, /ON_HOLD.*INITIALIZING/);
+
+  // Nor on create: a body may carry only the status the new project gets.
+  const body = { code: 'S', name: 'S', description: 'd' };
+  for (const status of ['BOGUS', 'COMPLETE']) {
+    const refused = await server.post('/api/v1/projects', { ...body, status }, { key: alice.key });
+    t.equal(refused.status, 400, `create with status ${status}`);
+    t.same(refused.body.errors.map((e: { field: string }) => e.field), ['status']);
+  }
+  const asGiven = await server.post('/api/v1/projects', { ...body, status: 'ACTIVE' }, { key: alice.key });
+  t.equal(asGiven.status, 201, 'the status it gets anyway');
 });
 
 t.test('archive is a flag, not a status', async (t) => {
@@ -154,7 +166,7 @@ t.test('permission matrix for every project write', async (t) => {
     [outsider, 'PUBLIC', 404],
     [bob, 'PRIVATE', 404],
     [bob, 'PROTECTED', 403],
-    [bob, 'PUBLIC', 2],
+    [bob, 'PUBLIC', 403],
     [alice, 'PRIVATE', 2],
     [admin, 'PRIVATE', 2],
   ];

@@ -223,7 +223,9 @@ t.test('permissions: other organization and non-members of a PRIVATE parent get 
     t.equal((await mine.detach()).status, 204);
   }
   const publicTree = await make.tree(alice, admin, 'PUBLIC');
-  t.equal((await requests(bob, `/studies/${publicTree.study.id}`, '').attach()).status, 201, 'everyone contributes to a PUBLIC project');
+  t.equal((await requests(bob, `/studies/${publicTree.study.id}`, '').attach()).status, 403, 'a PUBLIC project is viewed by everyone, changed by its members only');
+  await server.grant(publicTree.project.id, bob);
+  t.equal((await requests(bob, `/studies/${publicTree.study.id}`, '').attach()).status, 201, 'a member contributes to a PUBLIC project');
   t.equal((await server.sql('select id from storage_folder where id in (?, ?)', [viewable.id, hidden.id])).length, 2, 'refused writes changed nothing');
 });
 

@@ -89,6 +89,8 @@ t.test('move needs contribution on both projects and is recorded on both', async
   const from = await project(alice, 'PUBLIC');
   const to = await project(alice, 'PROTECTED');
   const s = await study(alice, from.id);
+  t.equal((await server.request('PATCH', `/api/v1/studies/${s.id}/move`, { key: bob.key, body: { projectId: to.id } })).status, 403, 'a PUBLIC source is moved from by its members only');
+  await server.grant(from.id, bob);
   t.equal((await server.request('PATCH', `/api/v1/studies/${s.id}/move`, { key: bob.key, body: { projectId: to.id } })).status, 403, 'bob contributes to the source only');
   const hidden = await project(alice);
   t.equal((await server.request('PATCH', `/api/v1/studies/${s.id}/move`, { key: bob.key, body: { projectId: hidden.id } })).status, 404);

@@ -135,6 +135,9 @@ t.test('create permissions: contributor on the source (403 viewer, 404 hidden/ot
   t.equal(hiddenSource.status, 404);
   t.equal(hiddenSource.body.message, `Study with id ${sPriv.id} not found`);
   t.equal((await server.post(rels(sPub.id), { type: 'IS_RELATED_TO', targetStudyId: sProt.id }, { key: outsider.key })).status, 404, 'another organization');
+  const nonMember = await server.post(rels(sPub.id), { type: 'IS_RELATED_TO', targetStudyId: sProt.id }, { key: bob.key });
+  t.equal(nonMember.status, 403, 'bob views the PUBLIC source but, not a member, does not contribute');
+  await server.grant(pub.id, bob);
   const hiddenTarget = await server.post(rels(sPub.id), { type: 'IS_RELATED_TO', targetStudyId: sPriv.id }, { key: bob.key });
   t.equal(hiddenTarget.status, 404, 'bob contributes to the PUBLIC source but cannot view the target');
   t.equal(hiddenTarget.body.message, `Study with id ${sPriv.id} not found`, 'the 404 names the target study');
