@@ -6,11 +6,12 @@ import { idField, type LifecycleRecords } from './records.ts';
 /** What the manifest says about a lifecycle record's operations (the rest comes from its declaration). */
 export interface LifecycleOperationOptions {
   tags: string[];
-  /** The response schema (contributed output fields included). */
-  response: TSchema;
+  /** The response schema, given the output fields other plugins contribute. */
+  response: (contributed: Record<string, TSchema>) => TSchema;
   sort: SortSpec;
-  createBody: TObject;
-  updateBody: TObject;
+  /** The create and update bodies, given the body fields other plugins contribute. */
+  createBody: (contributed: Record<string, TSchema>) => TObject;
+  updateBody: (contributed: Record<string, TSchema>) => TObject;
   /** Descriptions that say more than the defaults. */
   describe?: { list?: string; create?: string; update?: string; delete?: string };
 }
@@ -22,7 +23,10 @@ export interface LifecycleOperationOptions {
  */
 export function lifecycleOperations(records: LifecycleRecords<any, any, any, any>, o: LifecycleOperationOptions): { reads: ReadDefinition[]; writes: WriteDefinition[] } {
   const { kind, plural, parent, initializing } = records.d;
-  const { tags, response, extensions } = { ...o, extensions: records.extensions };
+  const { tags, extensions } = { ...o, extensions: records.extensions };
+  const response = o.response(extensions.outputProperties());
+  const createBody = o.createBody(extensions.bodyProperties('create'));
+  const updateBody = o.updateBody(extensions.bodyProperties('update'));
   const base = `/${plural}`;
   const parentSegment = parent && parentKinds(records.services).get(parent.kind)!.segment;
   const reads: ReadDefinition[] = [
@@ -69,7 +73,7 @@ export function lifecycleOperations(records: LifecycleRecords<any, any, any, any
       description: o.describe?.create ?? `Create ${withArticle(kind)}.`,
       path: base,
       tags,
-      body: o.createBody,
+      body: createBody,
       status: 201,
       errors: parent ? [403] : [],
       response,
@@ -83,7 +87,7 @@ export function lifecycleOperations(records: LifecycleRecords<any, any, any, any
       path: `${base}/:id`,
       tags,
       params: schemas.IdParams,
-      body: o.updateBody,
+      body: updateBody,
       status: 200,
       errors: [403],
       response,

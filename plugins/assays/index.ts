@@ -31,13 +31,12 @@ export default definePlugin({
     return assayRecords(ctx, extensions);
   },
   register(ctx, service) {
-    const { extensions } = service;
     const { reads, writes } = lifecycleOperations(service, {
       tags,
-      response: assaySchema(extensions.outputProperties()),
+      response: assaySchema,
       sort: assaySort,
-      createBody: createBodySchema(extensions.bodyProperties('create')),
-      updateBody: updateBodySchema(extensions.bodyProperties('update')),
+      createBody: createBodySchema,
+      updateBody: updateBodySchema,
       describe: {
         list: 'List the assays the caller may view (those of studies of projects they may view).',
         create: 'Create an assay of an ACTIVE assay type in a study the caller contributes to; `values` are checked against the type.',

@@ -29,13 +29,12 @@ export default definePlugin({
     return projectRecords(ctx, extensions);
   },
   register(ctx, service) {
-    const { extensions } = service;
     const { reads, writes } = lifecycleOperations(service, {
       tags,
-      response: projectSchema(extensions.outputProperties()),
+      response: projectSchema,
       sort: projectSort,
-      createBody: createBodySchema(extensions.bodyProperties('create')),
-      updateBody: updateBodySchema(extensions.bodyProperties('update')),
+      createBody: createBodySchema,
+      updateBody: updateBodySchema,
       describe: {
         create: 'Create a project; the caller becomes its member.',
         delete: 'Delete a project and everything in it (studies, assays, ...). Contributors only.',

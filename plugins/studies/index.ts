@@ -32,13 +32,12 @@ export default definePlugin({
     return service;
   },
   register(ctx, service) {
-    const { extensions } = service;
     const { reads, writes } = lifecycleOperations(service, {
       tags,
-      response: studySchema(extensions.outputProperties()),
+      response: studySchema,
       sort: studySort,
-      createBody: createBodySchema(extensions.bodyProperties('create')),
-      updateBody: updateBodySchema(extensions.bodyProperties('update')),
+      createBody: createBodySchema,
+      updateBody: updateBodySchema,
       describe: {
         list: 'List the studies the caller may view (those of projects they may view).',
         create: 'Create a study in a project the caller contributes to.',
