@@ -179,19 +179,22 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
   }
 
   async get(ctx: OperationContext, id: string): Promise<Dto> {
-    const [dto] = await this.#dtos(ctx, [await this.#find(ctx, id)]);
+    const { from, visible } = this.#from(ctx);
+    const row = await db.queryOne<Row>(ctx.em, sql`select ${this.#columns} ${from} where ${raw(this.d.alias)}.id = ${id} and ${visible}`);
+    if (!row) throw new errors.NotFoundError(this.d.label, id);
+    const [dto] = await this.#dtos(ctx, [row]);
     return dto;
   }
 
   /**
-   * The record if the actor may view it (else 404), with whether they may contribute; `lean`
-   * leaves out the contributed fields (an access check needs none).
+   * The record's own columns if the actor may view it (else 404), with whether they may
+   * contribute: what an access check needs (a read needs no contribution probe).
    */
-  async #find(ctx: OperationContext, id: string, lean = false): Promise<Row & { canContribute: boolean }> {
+  async #find(ctx: OperationContext, id: string): Promise<Row & { canContribute: boolean }> {
     const { from, visible, contributable } = this.#from(ctx);
     const row = await db.queryOne<Row & { canContribute: boolean }>(
       ctx.em,
-      sql`select ${lean ? this.d.columns : this.#columns}, ${contributable} as "canContribute" ${from} where ${raw(this.d.alias)}.id = ${id} and ${visible}`,
+      sql`select ${this.d.columns}, ${contributable} as "canContribute" ${from} where ${raw(this.d.alias)}.id = ${id} and ${visible}`,
     );
     if (!row) throw new errors.NotFoundError(this.d.label, id);
     return row;
@@ -199,7 +202,7 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
 
   /** The record as a parent: 404 naming it when not viewable. */
   async access(ctx: OperationContext, id: string): Promise<ParentAccess> {
-    const row = await this.#find(ctx, id, true);
+    const row = await this.#find(ctx, id);
     return { kind: this.d.kind, id, ...this.scope(id, row), canContribute: row.canContribute };
   }
 
@@ -214,7 +217,7 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
       ...(await this.d.locks(ctx, id, 'update')),
       ...(targetParentId && parent ? await parent.d.locks(ctx, targetParentId, 'share') : []),
     ]);
-    const row = await this.#find(ctx, id, true);
+    const row = await this.#find(ctx, id);
     ctx.services.permissions.assertContributor(row);
     const entity = (await ctx.em.findOneOrFail(this.d.entity, { id, organizationId: ctx.actor.organizationId })) as E;
     return { entity, scope: this.scope(id, row) };
