@@ -1,6 +1,7 @@
 import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
 import { Migrator, type Migration } from '@mikro-orm/migrations';
 import type { EntitySchema } from '@mikro-orm/core';
+import { releaseLostConnections } from './pool-guard.ts';
 
 /** A migration as plugins declare it: a stable, plugin-prefixed name and its SQL statements. */
 export interface MigrationDefinition {
@@ -47,7 +48,8 @@ export async function createOrm(options: OrmOptions): Promise<Orm> {
     // walks the same indexes as a custom one, but PostgreSQL's estimate kept choosing custom
     // plans and re-planned (~10 ms) a 2 ms read on every call. Unnamed statements (the ORM's,
     // every write) are planned once per call whatever this says.
-    driverOptions: { connectionTimeoutMillis: 5_000, options: '-c plan_cache_mode=force_generic_plan' },
+    // onPoolCreated: a lost connection gives its pool slot back (core/db/pool-guard.ts).
+    driverOptions: { connectionTimeoutMillis: 5_000, options: '-c plan_cache_mode=force_generic_plan', onPoolCreated: releaseLostConnections },
   });
 }
 

@@ -12,11 +12,13 @@
  * - Only a success is stored. A failed first attempt (any 4xx or 5xx) created nothing, so its row
  *   is released and the retry runs normally: a 5xx retried after a fault can succeed, and a
  *   corrected 4xx request may reuse its key.
+ * - Storing the response or releasing the row is retried in the background for about a minute
+ *   when the database drops at that moment (SETTLE_RETRIES).
  * - A row left in progress by a process that died is taken over after STALE_SECONDS.
  * - A key is 1 to 255 visible ASCII characters (no spaces): anything else is a 400.
  */
 import crypto from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { MigrationDefinition, Orm } from '../db/orm.ts';
 import type { WriteDefinition } from '../kernel/operations.ts';
 import { sendError } from './envelope.ts';
@@ -52,6 +54,12 @@ const WAIT_MS = 30_000;
 const POLL_MS = 50;
 /** Expired keys are swept at most this often per process (on a claim; indexed by created_at). */
 const SWEEP_MS = 10 * 60_000;
+/**
+ * A settle that fails (the database dropped mid-request) is tried again in the background,
+ * after 0.5, 1, 2, ... 32 s: well within STALE_SECONDS, so a retry of the request finds the
+ * stored response (or the released key) once the database is back.
+ */
+const SETTLE_RETRIES = 7;
 
 /** Whether a write is a create: `POST` answering 201 (possibly besides 200). */
 export function isCreate(def: WriteDefinition): boolean {
@@ -123,6 +131,20 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function idempotency(orm: Orm) {
   const run = <T>(sql: string, params: unknown[]) => orm.em.fork().execute(sql, params) as Promise<T[]>;
   let lastSweep = 0;
+
+  async function settle(log: FastifyBaseLogger, statement: string, params: unknown[], attempt = 0): Promise<void> {
+    try {
+      await run(statement, params);
+    } catch (err) {
+      // The response itself stands; until the key is settled, a duplicate waits (then 409s).
+      if (attempt >= SETTLE_RETRIES) {
+        log.error({ err }, 'could not settle the idempotency key');
+        return;
+      }
+      if (attempt === 0) log.warn({ err }, 'could not settle the idempotency key yet; retrying');
+      setTimeout(() => void settle(log, statement, params, attempt + 1), 500 * 2 ** attempt).unref();
+    }
+  }
 
   function replay(reply: FastifyReply, row: StoredRow) {
     reply.code(row.status_code!).header('idempotent-replayed', 'true');
@@ -197,20 +219,16 @@ export function idempotency(orm: Orm) {
       owners.delete(request);
       const pk = [claim.organizationId, claim.userId, claim.key];
       const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
-      try {
-        if (reply.statusCode >= 200 && reply.statusCode < 300 && body !== undefined) {
-          const location = reply.getHeader('location');
-          await run(
-            `update idempotency_key set status_code = ?, content_type = ?, location = ?, response_body = ?
-              where organization_id = ? and user_id = ? and key = ?`,
-            [reply.statusCode, String(reply.getHeader('content-type') ?? ''), location === undefined ? null : String(location), body, ...pk],
-          );
-        } else {
-          await run('delete from idempotency_key where organization_id = ? and user_id = ? and key = ? and status_code is null', pk);
-        }
-      } catch (err) {
-        // The response itself stands; a duplicate retry then waits for the stale claim to lapse.
-        request.log.error({ err }, 'could not settle the idempotency key');
+      if (reply.statusCode >= 200 && reply.statusCode < 300 && body !== undefined) {
+        const location = reply.getHeader('location');
+        await settle(
+          request.log,
+          `update idempotency_key set status_code = ?, content_type = ?, location = ?, response_body = ?
+            where organization_id = ? and user_id = ? and key = ?`,
+          [reply.statusCode, String(reply.getHeader('content-type') ?? ''), location === undefined ? null : String(location), body, ...pk],
+        );
+      } else {
+        await settle(request.log, 'delete from idempotency_key where organization_id = ? and user_id = ? and key = ? and status_code is null', pk);
       }
       return payload;
     },

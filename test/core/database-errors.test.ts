@@ -51,6 +51,9 @@ const faults: Record<string, (em: Parameters<Parameters<typeof db.writeTransacti
   'transient-40001': async (em, key) => {
     if (count(key) <= 2) await db.query(em, raise('40001'));
   },
+  // 57P01: the transaction's own connection is terminated under it (as when a backend crashes
+  // and PostgreSQL restarts): its statement, then its rollback fail on a dead connection.
+  'lost-connection': (em) => db.query(em, sql`select pg_terminate_backend(pg_backend_pid())`),
   // 40P01 every time: retries run out, the caller gets a 409.
   'always-40P01': async (em, key) => {
     count(key);
@@ -226,4 +229,18 @@ t.test('driver errors: a refused connection and a pool wait that times out are "
   held.release();
   t.match(databaseFailure(timedOut), { status: 503, unavailable: true }, 'pool timeout');
   t.equal(databaseFailure(new Error('something else')), undefined, 'an unrelated error is not a database failure');
+});
+
+t.test('a connection lost inside a transaction gives its pool slot back', async (t) => {
+  // More lost transactions than the pool has connections (10): if each kept its slot, every
+  // later request would wait for a connection and answer 503 although the database is fine.
+  for (let i = 0; i < 12; i++) {
+    const res = await server.post('/api/v1/faults/lost-connection', { key: `lost-${i}` }, k);
+    t.equal(res.status, 503, `lost connection ${i + 1}: 503`);
+  }
+  const started = Date.now();
+  const after = await server.post('/api/v1/faults/transient-40001', { key: 'after-lost' }, k);
+  t.equal(after.status, 204, 'the next write gets a connection');
+  t.ok(Date.now() - started < 4_000, 'without waiting for a connection that never comes back');
+  t.equal((await server.get('/api/v1/users', k)).status, 200, 'and so does a read');
 });

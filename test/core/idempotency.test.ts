@@ -99,6 +99,28 @@ t.test('a failed first attempt is not stored: the retry runs', async (t) => {
   t.equal(study.status, 201);
 });
 
+t.test('a response the database could not store at once is stored by a retry: a duplicate replays it', async (t) => {
+  // The first store of a response fails (as when the database drops as the create commits).
+  // A sequence, not a table: its step survives the failed statement's rollback.
+  await server.sql(`create sequence settle_fault`);
+  await server.sql(`create function settle_fail_once() returns trigger language plpgsql as $$
+    begin
+      if nextval('settle_fault') = 1 then raise exception 'connection lost' using errcode = '57P01'; end if;
+      return new;
+    end $$`);
+  await server.sql(`create trigger settle_fail_once before update on idempotency_key for each row execute function settle_fail_once()`);
+  t.teardown(() => server.sql('drop trigger settle_fail_once on idempotency_key'));
+  const body = projectBody();
+  const first = await createProject(alice, body, 'settle-later');
+  t.equal(first.status, 201, 'the create stands');
+  await server.waitFor(async () => (await server.sql(`select 1 from idempotency_key where key = 'settle-later' and status_code = 201`)).length === 1, 10_000, 'the response stored');
+  const again = await createProject(alice, body, 'settle-later');
+  t.equal(again.status, 201);
+  t.equal(again.headers.get('idempotent-replayed'), 'true');
+  t.same(again.body, first.body);
+  t.equal(await count('project', 'code', body.code), 1, 'no second record');
+});
+
 t.test('a key is remembered for 24 hours', async (t) => {
   const body = projectBody();
   const first = await createProject(alice, body, 'day-old');
