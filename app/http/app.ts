@@ -13,7 +13,7 @@ import { registerRecordConventions } from './record-routes.ts';
 import { AuthCache } from '../../core/auth/auth-cache.ts';
 import { registerOperations } from '../../core/http/operations.ts';
 import { serializerCompiler, validatorCompiler } from '../../core/http/validation.ts';
-import { proxyTransportGuard, tlsServerFactory } from '../../core/http/transport.ts';
+import { clientErrorResponse, proxyTransportGuard, tlsServerFactory } from '../../core/http/transport.ts';
 import { buildTools } from '../../core/mcp/tools.ts';
 import { mcpAllowedHosts, registerMcp } from '../../core/mcp/route.ts';
 import { registerMetrics } from './metrics.ts';
@@ -87,6 +87,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     // The factory makes an https.Server; Fastify's types expect the http.Server default.
     serverFactory: tlsServerFactory(opts.tls, config.trustProxy) as never,
+    clientErrorHandler: clientErrorResponse,
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     // The caller's X-Request-Id when safe, else a UUID: in every log line (reqId) and echoed.
     genReqId: requestId,

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { BadRequestError } from '../errors.ts';
 
@@ -46,12 +47,18 @@ function isJson(text: string): boolean {
 export function registerJsonParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string;
-    if (text.length === 0) {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
+    if (bytes.length === 0) {
       done(null, undefined);
       return;
     }
+    // Decoding would turn invalid bytes into U+FFFD without a word: the record would not hold what was sent.
+    if (!isUtf8(bytes)) {
+      done(new BadRequestError('The body is not valid UTF-8'), undefined);
+      return;
+    }
+    const text = bytes.toString('utf8');
     if (jsonDeeperThan(text, MAX_JSON_DEPTH)) {
       done(new BadRequestError(`The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
       return;

@@ -32,14 +32,17 @@ export function operationContext(actor: Actor, orm: Orm, services: KernelService
 }
 
 /**
- * PostgreSQL cannot store U+0000 in text and refuses such a parameter outright (a protocol
- * error, not a data error), so input carrying one is refused here as a validation failure.
+ * Text PostgreSQL cannot store as given is refused here as a validation failure: U+0000 (it
+ * refuses such a parameter outright, a protocol error) and a lone UTF-16 surrogate (`"\udfff"`
+ * in JSON; the driver's UTF-8 would silently store U+FFFD instead, so the answer and the
+ * stored record would differ).
  */
-export function rejectNulCharacters(value: unknown, field = ''): void {
+export function rejectUnstorableText(value: unknown, field = ''): void {
   const errors: FieldError[] = [];
   const walk = (v: unknown, path: string) => {
     if (typeof v === 'string') {
       if (v.includes('\u0000')) errors.push({ field: path || 'body', message: 'must not contain NUL characters' });
+      if (/\p{Cs}/u.test(v)) errors.push({ field: path || 'body', message: 'must be valid Unicode (no lone surrogates)' });
     } else if (Array.isArray(v)) {
       // Array items name their parameter (`sort`), as the schema validator's errors do.
       for (const item of v) walk(item, path);
@@ -53,7 +56,7 @@ export function rejectNulCharacters(value: unknown, field = ''): void {
 
 /** Runs a read for either surface: same handler, same context, same result. */
 export async function executeRead(def: ReadDefinition, ctx: OperationContext, input: Record<string, unknown>): Promise<unknown> {
-  rejectNulCharacters(input);
+  rejectUnstorableText(input);
   if (!def.paged) return def.run(ctx, input as never);
   const page = parsePageRequest(input as { page?: number; size?: number; sort?: string[] }, def.paged.sort);
   const { items, total } = await def.run(ctx, input as never, page);
@@ -135,9 +138,9 @@ export function registerOperations(
       preValidation: [...(create ? [idempotent.preValidation(def)] : []), async (request: FastifyRequest) => {
         // A body whose every field is optional may be left out altogether (`POST` with no body).
         if (request.body === undefined && def.body && !(def.body as TObject).required?.length) request.body = {};
-        rejectNulCharacters(request.params);
-        rejectNulCharacters(request.query);
-        rejectNulCharacters(request.body);
+        rejectUnstorableText(request.params);
+        rejectUnstorableText(request.query);
+        rejectUnstorableText(request.body);
         def.preValidate?.(request.body);
       }],
       handler: async (request: FastifyRequest, reply: FastifyReply) => {

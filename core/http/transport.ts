@@ -3,7 +3,7 @@ import https from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sendEnvelope } from './envelope.ts';
+import { envelope, sendEnvelope } from './envelope.ts';
 
 const HSTS = 'max-age=31536000; includeSubDomains';
 /** Fastify's own default, which a custom server factory has to apply itself. */
@@ -37,6 +37,32 @@ function transportHeaders(server: https.Server, req: http.IncomingMessage, res: 
     return (writeHead as (...a: unknown[]) => http.ServerResponse).apply(this, args);
   } as typeof res.writeHead;
   handler(req, res);
+}
+
+/** A request line longer than this, in a request whose head overflows, is a URL too long (414), not headers (431). */
+const LONG_REQUEST_LINE = 8 * 1024;
+
+/**
+ * Fastify's `clientErrorHandler`: a request Node cannot parse (a head over 16 KiB, a bad header
+ * line, a malformed chunk) never reaches a route; it still gets the error envelope (and HSTS),
+ * not Node's or Fastify's bare text. The connection is closed: its framing is lost.
+ */
+export function clientErrorResponse(err: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const head = Buffer.isBuffer(err.rawPacket) ? err.rawPacket.toString('latin1') : '';
+  const line = head.split('\r\n', 1)[0];
+  const [status, message] = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'The request took too long to arrive']
+    : err.code === 'HPE_HEADER_OVERFLOW' && (line.length > LONG_REQUEST_LINE || !head.includes('\r\n')) ? [414, 'The URL is too long']
+    : err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'The request headers are too large']
+    : [400, 'The request is not valid HTTP'];
+  const path = /^[A-Z]+ (\/[^ ?]{0,200})/.exec(line)?.[1] ?? '';
+  const body = JSON.stringify(envelope(status, message, path));
+  socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n`
+    + `Content-Length: ${Buffer.byteLength(body)}\r\nStrict-Transport-Security: ${HSTS}\r\nConnection: close\r\n\r\n${body}`);
 }
 
 /**

@@ -194,6 +194,22 @@ t.test('a NUL character (which PostgreSQL cannot store) is a validation error', 
   t.same(put.body.errors, [{ field: 'name', message: 'must not contain NUL characters' }]);
 });
 
+t.test('text that would not be stored as sent is a 400: lone surrogates, invalid UTF-8', async (t) => {
+  // JSON can spell a lone UTF-16 surrogate; UTF-8 cannot carry one (it would become U+FFFD).
+  for (const [method, path] of [['POST', '/api/v1/projects'], ['PUT', `/api/v1/projects/${project.id}`]] as const) {
+    const res = await server.request(method, path, { ...k, body: '{"code":"C","name":"\\udfff","description":"d"}' });
+    assertEnvelope(t, res, 400, path, true);
+    t.same(res.body.errors, [{ field: 'name', message: 'must be valid Unicode (no lone surrogates)' }], `${method}: lone surrogate`);
+  }
+  t.equal((await server.post('/api/v1/projects', { code: 'C', name: 'pair \ud83e\uddea ok', description: 'd' }, k)).status, 201, 'a surrogate pair is fine');
+  const bytes = Buffer.concat([Buffer.from('{"code":"C","name":"bad '), Buffer.from([0xff, 0xfe, 0xc3, 0x28]), Buffer.from('","description":"d"}')]);
+  const res = await fetch(server.url + '/api/v1/projects', { method: 'POST', headers: { 'x-api-key': k.key, 'content-type': 'application/json' }, body: bytes });
+  t.equal(res.status, 400, 'invalid UTF-8 bytes');
+  t.match(await res.json(), { statusCode: 400, message: /UTF-8/ });
+  const stored = await server.sql<{ n: number }>(`select count(*)::int as n from project where name like 'bad %'`);
+  t.equal(stored[0].n, 0, 'nothing stored');
+});
+
 t.test('awkward input never leaks internals', async (t) => {
   const cases: Response[] = [
     await server.post('/api/v1/projects', { code: 'x\u0000y', name: 'nul', description: 'x' }, k),

@@ -1,5 +1,7 @@
 // Issue 11, points 9 and 10: hostile bodies and URLs get a 4xx envelope (never a 500), and
 // authentication comes before anything the router could reveal about existing routes.
+import { readFileSync } from 'node:fs';
+import tls from 'node:tls';
 import t, { type Test } from 'tap';
 import { startTestServer, type Response } from '../support/server.ts';
 
@@ -74,6 +76,38 @@ t.test('a "__proto__" key is a 400 that says so', async (t) => {
   const res = await server.request('POST', '/api/v1/projects', { ...k, body: '{"code":"C","name":"n","description":"d","__proto__":{"x":1}}' });
   assertEnvelope(t, res, 400);
   t.match(res.body.message, /__proto__/);
+});
+
+/** Sends raw bytes over TLS and returns the raw response (the server closes the connection). */
+function rawExchange(head: string): Promise<string> {
+  const { port } = new URL(server.url);
+  const ca = readFileSync(process.env.LABDATA_TEST_TLS_CERT!, 'utf8');
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = tls.connect({ host: '127.0.0.1', port: Number(port), ca, servername: 'localhost' }, () => socket.end(head));
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    socket.on('error', reject);
+  });
+}
+
+t.test('requests Node cannot parse still get the error envelope (and HSTS)', async (t) => {
+  const host = 'Host: localhost\r\n';
+  const cases: [string, string, number][] = [
+    ['a URL over 16 KiB', `GET /api/v1/projects?${'a=1&'.repeat(8000)} HTTP/1.1\r\n${host}\r\n`, 414],
+    ['3,000 headers', `GET /api/v1/projects HTTP/1.1\r\n${host}${Array.from({ length: 3000 }, (_, i) => `x-h${i}: v\r\n`).join('')}\r\n`, 431],
+    ['a header line without a colon', `GET /api/v1/projects HTTP/1.1\r\n${host}not a header\r\n\r\n`, 400],
+    ['a bad chunk size', `POST /api/v1/projects HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\n\r\nzz\r\n`, 400],
+  ];
+  for (const [what, head, status] of cases) {
+    const response = await rawExchange(head);
+    const [top, body] = response.split('\r\n\r\n');
+    t.match(top, new RegExp(`^HTTP/1.1 ${status} `), `${what}: ${status}`);
+    t.match(top, /strict-transport-security: max-age=/i, `${what}: HSTS`);
+    const parsed = JSON.parse(body);
+    t.same(Object.keys(parsed).sort(), ['error', 'message', 'path', 'statusCode', 'timestamp'], `${what}: the envelope`);
+    t.equal(parsed.statusCode, status);
+  }
 });
 
 t.test('a body over the size limit is 413 with the envelope', async (t) => {
