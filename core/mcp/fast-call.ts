@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, InitializeRequestSchema, JSONRPCMessageSchema, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolEntry } from './tools.ts';
 
 /**
@@ -61,3 +61,38 @@ export const toolErrorResponse = (id: FastCall['id'], text: string): string =>
 /** A JSON-RPC error, as the SDK's protocol layer writes one. */
 export const rpcErrorResponse = (id: FastCall['id'], error: { code: number; message: string; data?: unknown }): string =>
   JSON.stringify({ jsonrpc: '2.0', id, error: { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) } });
+
+/** Requests whose params the SDK checks with a schema, answering -32603 and the validator's whole report. */
+const PARAMS_SCHEMAS: Record<string, { safeParse(v: unknown): { success: boolean; error?: { issues: { path: PropertyKey[]; message: string }[] } } }> = {
+  initialize: InitializeRequestSchema,
+  'tools/list': ListToolsRequestSchema,
+  'tools/call': CallToolRequestSchema,
+};
+
+const idOf = (message: unknown): string | number | null => {
+  const id = isPlainObject(message) ? message.id : undefined;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+};
+
+/**
+ * Where JSON-RPC 2.0 (section 5.1, 6) asks for another answer than the SDK gives, the answer
+ * it asks for: JSON that parsed but is not a JSON-RPC message, or an empty batch, is -32600
+ * Invalid Request (the SDK says -32700, a parse error); the params of initialize, tools/list
+ * or tools/call that do not fit their schema are -32602 naming the first problem (the SDK says
+ * -32603 with the validator's report). Undefined leaves the request to the SDK (an empty or
+ * unparsable body stays its -32700; header problems its 406 and 415).
+ */
+export function protocolRefusal(request: FastifyRequest): { status: number; body: string } | undefined {
+  const body = request.body;
+  if (body === undefined || !headersAsSdkWants(request.headers)) return undefined;
+  const refuse = (status: number, id: string | number | null, code: number, message: string) => ({ status, body: rpcErrorResponse(id as FastCall['id'], { code, message }) });
+  if (Array.isArray(body) && body.length === 0) return refuse(400, null, -32600, 'Invalid Request: an empty batch');
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (!JSONRPCMessageSchema.safeParse(message).success) return refuse(400, idOf(message), -32600, 'Invalid Request: not a JSON-RPC 2.0 message');
+  }
+  if (Array.isArray(body) || !isPlainObject(body) || body.id === undefined) return undefined;
+  const checked = PARAMS_SCHEMAS[String(body.method)]?.safeParse(body);
+  if (!checked || checked.success) return undefined;
+  const issue = checked.error!.issues[0];
+  return refuse(200, idOf(body), -32602, `Invalid params: ${issue.path.map(String).join('.') || 'params'}: ${issue.message}`);
+}

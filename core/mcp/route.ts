@@ -13,7 +13,7 @@ import type { KernelServices } from '../kernel/services.ts';
 import { executeRead, operationContext } from '../http/operations.ts';
 import type { Actor } from '../auth/api-keys.ts';
 import type { ToolEntry } from './tools.ts';
-import { fastCall, okResponse, rpcErrorResponse, toolErrorResponse, type FastCall } from './fast-call.ts';
+import { fastCall, okResponse, protocolRefusal, rpcErrorResponse, toolErrorResponse, type FastCall } from './fast-call.ts';
 
 const errorResult = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
 
@@ -74,7 +74,8 @@ function unavailable(failure: DatabaseFailure) {
 /** One line per tool call, like a request's: tool, user, organization, key id, duration, outcome. */
 function logToolCall(log: FastifyRequest['log'], actor: Actor, tool: string, started: number, outcome: Outcome | 'unknown_tool') {
   const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-  log.info({ tool, userId: actor.userId, organizationId: actor.organizationId, organizationUserId: actor.organizationUserId, keyId: actor.keyId, durationMs, outcome }, 'tool call');
+  // The key id is already bound to the request's logger (core/http/auth.ts).
+  log.info({ tool, userId: actor.userId, organizationId: actor.organizationId, organizationUserId: actor.organizationUserId, durationMs, outcome }, 'tool call');
 }
 
 /** The lower-case host name of a Host header or Origin value (no port, no IPv6 brackets). */
@@ -206,7 +207,7 @@ export function registerMcp(
     });
     // No SSE stream and no session: a GET handed to the transport would stay open forever.
     mcp.route({
-      method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+      method: ['GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'],
       url: '/mcp',
       schema: { hide: true },
       handler: async (_req, reply) => reply.code(405).header('allow', 'POST').send(notAllowed),
@@ -215,6 +216,8 @@ export function registerMcp(
       const actor = request.actor!;
       const call = fastCall(request, opts.tools);
       if (call) return answerFast(call, request, reply);
+      const refused = protocolRefusal(request);
+      if (refused) return reply.code(refused.status).header('content-type', 'application/json').send(Buffer.from(refused.body));
       const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS });
       server.server.registerCapabilities({ tools: { listChanged: false } });
       server.server.setRequestHandler(ListToolsRequestSchema, async (req) => {

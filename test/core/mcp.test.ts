@@ -337,9 +337,25 @@ t.test('raw HTTP: methods, headers, parse errors', async (t) => {
   const empty = await post('', key);
   t.match(JSON.parse(empty.text), { jsonrpc: '2.0', error: { code: -32700 } }, 'an empty body too');
 
-  const notJsonRpc = await post(JSON.stringify({ hello: 'world' }), key);
-  t.equal(notJsonRpc.status, 400);
-  t.match(JSON.parse(notJsonRpc.text), { jsonrpc: '2.0', error: { code: Number } });
+  // JSON-RPC 2.0, 5.1 and 6: JSON that is not a request object, or an empty batch, is -32600.
+  for (const body of [{ hello: 'world' }, { jsonrpc: '1.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 1.5, method: 'ping' }, []]) {
+    const res = await post(JSON.stringify(body), key);
+    t.equal(res.status, 400, `${JSON.stringify(body)}: 400`);
+    t.match(JSON.parse(res.text), { jsonrpc: '2.0', error: { code: -32600, message: /^Invalid Request/ } }, `${JSON.stringify(body)}: -32600`);
+  }
+  // Params that do not fit the method's schema: -32602 naming the problem, not -32603 with a validator dump.
+  for (const body of [{ jsonrpc: '2.0', id: 3, method: 'initialize' }, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 5 } }]) {
+    const res = await post(JSON.stringify(body), key);
+    t.equal(res.status, 200);
+    const answer = JSON.parse(res.text);
+    t.match(answer, { jsonrpc: '2.0', id: 3, error: { code: -32602, message: /^Invalid params: params/ } }, `${body.method}: -32602`);
+    t.ok(answer.error.message.length < 200, 'one short line');
+  }
+  // OPTIONS is authenticated like every method, then refused as the other non-POST ones.
+  t.equal((await raw('OPTIONS', undefined, {})).status, 401, 'OPTIONS without a key');
+  const options = await raw('OPTIONS', undefined, key);
+  t.equal(options.status, 405, 'OPTIONS with a key');
+  t.equal(options.headers.allow, 'POST');
 
   for (const contentType of ['text/plain', 'application/xml']) {
     const res = await post(toolsList, { ...key, 'content-type': contentType });
