@@ -1,3 +1,4 @@
+import { X509Certificate, createPrivateKey } from 'node:crypto';
 import fs from 'node:fs/promises';
 import type https from 'node:https';
 import tls from 'node:tls';
@@ -24,6 +25,9 @@ async function tlsMaterial(config: Config) {
     const [cert, key] = await Promise.all([read(config.tlsCertFile, 'LABDATA_TLS_CERT'), read(config.tlsKeyFile, 'LABDATA_TLS_KEY')]);
     try {
       tls.createSecureContext({ cert, key });
+      // OpenSSL checks the pair only within one algorithm: an EC key beside an RSA certificate
+      // loads, then every handshake fails.
+      if (!new X509Certificate(cert).checkPrivateKey(createPrivateKey(key))) throw new Error('the private key does not belong to the certificate');
     } catch (err) {
       throw new StartupError(`LABDATA_TLS_CERT (${config.tlsCertFile}) and LABDATA_TLS_KEY (${config.tlsKeyFile}) are not a PEM certificate and its private key (${firstLine(err)}): check LABDATA_TLS_CERT and LABDATA_TLS_KEY`);
     }

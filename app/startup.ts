@@ -66,9 +66,10 @@ export function listenFailure(err: unknown, host: string, port: number): Startup
     case 'EACCES':
       return new StartupError(`not allowed to listen on ${where}: set LABDATA_PORT to a port above 1023`);
     case 'EADDRNOTAVAIL':
+      return new StartupError(`cannot listen on ${where}: the address is not on this machine; check LABDATA_HOST`);
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return new StartupError(`cannot listen on ${where}: the address is not on this machine; check LABDATA_HOST`);
+      return new StartupError(`cannot listen on ${where}: the host name does not resolve; check LABDATA_HOST`);
     default:
       return new StartupError(`cannot listen on ${where} (${firstLine(err)}): check LABDATA_HOST and LABDATA_PORT`);
   }

@@ -35,7 +35,7 @@ function bool(name: string, value: string | undefined, fallback: boolean): boole
   if (value === undefined || value === '') return fallback;
   if (/^(true|1|yes)$/i.test(value)) return true;
   if (/^(false|0|no)$/i.test(value)) return false;
-  throw new ConfigError(`${name} must be true or false, got "${value}"`);
+  throw new ConfigError(`${name} must be true or false (or 1/0, yes/no), got "${value}"`);
 }
 
 function list(value: string | undefined): string[] | undefined {

@@ -73,6 +73,8 @@ export async function issueKey(em: EntityManager, req: KeyRequest, enterprise: b
 }
 
 export async function listKeys(em: EntityManager, userId: string) {
+  // An unknown user is a mistake in the id, not a user without keys.
+  if (!(await em.findOne(User, { id: userId }))) throw new AdminError(`no user with id ${userId}`);
   const keys = await em.find(ApiKey, { userId }, { orderBy: { createdAt: 'asc' } });
   return keys.map((k) => ({
     id: k.id,

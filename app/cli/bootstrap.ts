@@ -27,6 +27,20 @@ function label(section: string, item: Item, i: number): string {
   return typeof item.ref === 'string' ? `${section} "${item.ref}"` : `${section}[${i}]`;
 }
 
+/** The fields each kernel section's items (and a user's memberships) may carry: anything else is a typo, refused. */
+const FIELDS: Record<string, readonly string[]> = {
+  organizations: ['ref', 'name'],
+  users: ['ref', 'email', 'displayName', 'memberships'],
+  memberships: ['organization', 'roles', 'status'],
+  teams: ['ref', 'organization', 'name', 'description', 'members'],
+  apiKeys: ['ref', 'user', 'organization', 'name', 'days', 'expiresAt'],
+};
+
+function onlyKnownFields(item: Item, kind: string, where: string): void {
+  const unknown = Object.keys(item).find((field) => !FIELDS[kind].includes(field));
+  if (unknown !== undefined) throw new AdminError(`${where}: unknown field "${unknown}" (known: ${FIELDS[kind].join(', ')})`);
+}
+
 function text(item: Item, field: string, where: string, optional = false): string | undefined {
   const v = item[field];
   if (v === undefined && optional) return undefined;
@@ -92,6 +106,7 @@ export async function applyBootstrap(em: EntityManager, file: unknown, kernel: K
 
     for (const [i, item] of list(doc, 'organizations').entries()) {
       const where = label('organizations', item, i);
+      onlyKnownFields(item, 'organizations', where);
       const org = createOrganization(tx, text(item, 'name', where)!);
       orgs.add(item.ref, org.id, where);
       if (typeof item.ref === 'string') (out.organizations ??= {})[item.ref] = { id: org.id };
@@ -102,6 +117,7 @@ export async function applyBootstrap(em: EntityManager, file: unknown, kernel: K
     const emails = new Set<string>();
     for (const [i, item] of list(doc, 'users').entries()) {
       const where = label('users', item, i);
+      onlyKnownFields(item, 'users', where);
       const email = text(item, 'email', where)!;
       if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw new AdminError(`${where}: "${email}" is not an e-mail address`);
       if (emails.has(email.toLowerCase())) throw new AdminError(`${where}: duplicate email ${email}`);
@@ -116,6 +132,7 @@ export async function applyBootstrap(em: EntityManager, file: unknown, kernel: K
       for (const [j, entry] of (memberships as unknown[]).entries()) {
         if (!entry || typeof entry !== 'object' || Array.isArray(entry)) throw new AdminError(`${where}: memberships[${j}] must be an object`);
         const m = entry as Item;
+        onlyKnownFields(m, 'memberships', `${where}: memberships[${j}]`);
         const orgId = await resolve(tx, orgs, m.organization, Organization, where);
         const status = (m.status ?? 'ACTIVE') as string;
         if (!(ORGANIZATION_USER_STATUSES as readonly string[]).includes(status)) {
@@ -143,6 +160,7 @@ export async function applyBootstrap(em: EntityManager, file: unknown, kernel: K
 
     for (const [i, item] of list(doc, 'teams').entries()) {
       const where = label('teams', item, i);
+      onlyKnownFields(item, 'teams', where);
       const orgId = await resolve(tx, orgs, item.organization, Organization, where);
       const members = item.members ?? [];
       if (!Array.isArray(members)) throw new AdminError(`${where}: members must be a list`);
@@ -159,6 +177,9 @@ export async function applyBootstrap(em: EntityManager, file: unknown, kernel: K
 
     for (const [i, item] of list(doc, 'apiKeys').entries()) {
       const where = label('apiKeys', item, i);
+      onlyKnownFields(item, 'apiKeys', where);
+      // The secret is shown once, under the key's ref: without one it would be lost.
+      if (typeof item.ref !== 'string' || !item.ref) throw new AdminError(`${where}: ref is required (the key's secret is printed under it, once)`);
       const userId = await resolve(tx, users, item.user, User, where);
       const orgId = await resolve(tx, orgs, item.organization, Organization, where);
       await tx.flush();

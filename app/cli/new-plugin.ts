@@ -12,7 +12,7 @@ const TEMPLATE = path.join(projectRoot, 'plugins/keywords');
 /** Kebab-case plural: a new plugin names the resources it holds (`instruments`, `lab-devices`). */
 const NAME = /^[a-z][a-z0-9]*(-[a-z][a-z0-9]*)*s$/;
 
-/** A refused name or target folder: one line on stderr, exit 1. */
+/** A refused name or target folder: one line on stderr, exit 2 (bad input, as every verb's). */
 export class NewPluginError extends Error {}
 
 /** The spellings of a resource name that the template's "keyword(s)" take. */
@@ -87,18 +87,20 @@ export const newPluginCommand: Command = {
     'Copies plugins/keywords (manifest, schemas, service, entities, migrations, events, README) into plugins/NAME and renames ' +
     'keyword/keywords to the new resource: NAME is a kebab-case plural ("instruments" gives the table instrument, the routes ' +
     '/instruments and the tools list_instruments and get_instrument). Then edit the files in the new folder and add the plugin ' +
-    'to LABDATA_PLUGINS (a path such as ./plugins/instruments) or to config/plugins.ts. A bad name or an existing folder exits 1.',
+    'to LABDATA_PLUGINS (a path such as ./plugins/instruments) or to config/plugins.ts. A bad name or an existing folder exits 2.',
   args: [{ name: 'NAME', description: 'the plugin name, a kebab-case plural (instruments, lab-devices)' }],
   options: { into: { type: 'string', value: 'DIR', description: 'the folder that receives NAME (default: the plugins folder)' } },
   examples: ['labdata new-plugin instruments', 'labdata new-plugin lab-devices --into plugins-extra'],
   async run(values, [name], io) {
     try {
       const target = newPlugin(name, typeof values.into === 'string' ? path.resolve(values.into) : undefined);
-      io.stdout.write(JSON.stringify({ plugin: name, folder: path.relative(process.cwd(), target) }) + '\n');
+      // Relative to the working directory when inside it, else absolute (never "../../tmp/...").
+      const relative = path.relative(process.cwd(), target);
+      io.stdout.write(JSON.stringify({ plugin: name, folder: relative.startsWith('..') ? target : relative }) + '\n');
     } catch (err) {
       if (!(err instanceof NewPluginError)) throw err;
       io.stderr.write(`labdata: new-plugin: ${err.message}\n`);
-      return 1;
+      return 2;
     }
   },
 };

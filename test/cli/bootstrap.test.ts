@@ -132,6 +132,9 @@ t.test('bad input changes nothing and exits non-zero with one line naming the it
     ['membership not an object', { organizations: [org], users: [user({ memberships: ['initech'] })] }, /users "dave": memberships\[0\] must be an object/],
     ['unknown status', { organizations: [org], users: [user({ memberships: [{ organization: 'initech', status: 'GONE' }] })] }, /users "dave".*unknown status "GONE"/],
     ['unknown section', { organizations: [org], widgets: [{}] }, /unknown section "widgets"/],
+    ['a key without a ref (its secret could never be shown)', { organizations: [org], users: [user()], apiKeys: [{ user: 'dave', organization: 'initech', name: 'k', days: 7 }] }, /apiKeys\[0\]: ref is required/],
+    ['an unknown field in an item', { organizations: [{ ...org, bogus: 1 }] }, /organizations "initech": unknown field "bogus"/],
+    ['an unknown field in a membership', { organizations: [org], users: [user({ memberships: [{ organization: 'initech', role: 'X' }] })] }, /users "dave": memberships\[0\]: unknown field "role"/],
   ];
   for (const [name, content, reason] of cases) {
     const before = await counts();

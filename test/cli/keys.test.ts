@@ -73,6 +73,7 @@ t.test('keys list shows metadata only, never the secret or its hash', async (t) 
   t.notMatch(res.stdout, Buffer.from(hash, 'hex').toString('base64'), 'no hash (base64)');
   t.same((await cli(['keys', 'list', '--user', outsider.userId])).json.map((k: { id: string }) => k.id), [outsider.keyId]);
   assertRejected(t, await cli(['keys', 'list']), /--user is required/);
+  assertRejected(t, await cli(['keys', 'list', '--user', '00000000-0000-4000-8000-000000000001']), /no user with id 00000000-0000-4000-8000-000000000001/);
 });
 
 t.test('keys revoke prints the revocation; the key gets 401 from the next request on', async (t) => {

@@ -24,7 +24,7 @@ t.test('--help explains the verb', async (t) => {
   t.match((await runCli(['--help'], env)).stdout, /\n {2}new-plugin NAME/, 'listed in the top-level help');
 });
 
-t.test('a bad name or an existing folder: one line, exit 1, nothing written', async (t) => {
+t.test('a bad name or an existing folder: one line, exit 2, nothing written', async (t) => {
   const cases: [string[], RegExp][] = [
     [['new-plugin', 'Instruments', '--into', into], /^labdata: new-plugin: "Instruments" is not a plugin name: use a kebab-case plural/],
     [['new-plugin', 'instrument', '--into', into], /is not a plugin name/],
@@ -33,7 +33,7 @@ t.test('a bad name or an existing folder: one line, exit 1, nothing written', as
   ];
   for (const [args, reason] of cases) {
     const res = await runCli(args, env);
-    t.equal(res.code, 1, `${args.join(' ')}: exit 1`);
+    t.equal(res.code, 2, `${args.join(' ')}: exit 2`);
     t.equal(res.stdout, '');
     t.equal(res.stderr.split('\n').filter(Boolean).length, 1, 'one line');
     t.match(res.stderr, reason);
@@ -48,7 +48,7 @@ t.test('the generated plugin type-checks and serves its resource', async (t) => 
   const folder = join(scratch, 'lab-devices');
   t.same(readdirSync(folder).sort(), readdirSync(join(projectRoot, 'plugins/keywords')).sort(), 'the same files as plugins/keywords');
   for (const file of readdirSync(folder)) t.notMatch(readFileSync(join(folder, file), 'utf8'), /keyword/i, `${file}: renamed throughout`);
-  t.equal((await runCli(['new-plugin', 'lab-devices', '--into', into], env)).code, 1, 'a second run refuses the folder');
+  t.equal((await runCli(['new-plugin', 'lab-devices', '--into', into], env)).code, 2, 'a second run refuses the folder');
 
   writeFileSync(join(scratch, 'tsconfig.json'), JSON.stringify({ extends: '../../tsconfig.json', include: ['lab-devices'] }));
   const tsc = join(projectRoot, 'node_modules/typescript/bin/tsc');

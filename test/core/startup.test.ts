@@ -1,4 +1,5 @@
 import t from 'tap';
+import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
@@ -52,6 +53,10 @@ t.test('bad certificate or key files: names LABDATA_TLS_CERT / LABDATA_TLS_KEY',
   const base = { LABDATA_DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/none', LABDATA_DATA_DIR: dir, LABDATA_PLUGINS: 'users' };
   t.match(await failedStart(t, { ...base, LABDATA_TLS_CERT: garbage, LABDATA_TLS_KEY: testKey }, /LABDATA_TLS_CERT/), /not a PEM certificate/);
   t.match(await failedStart(t, { ...base, LABDATA_TLS_CERT: testCert, LABDATA_TLS_KEY: join(dir, 'missing.pem') }, /LABDATA_TLS_KEY/), /ENOENT/);
+  // A key of another algorithm than the (EC) certificate's: OpenSSL loads the pair, handshakes would fail.
+  const rsaKey = join(dir, 'rsa-key.pem');
+  writeFileSync(rsaKey, generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }));
+  t.match(await failedStart(t, { ...base, LABDATA_TLS_CERT: testCert, LABDATA_TLS_KEY: rsaKey }, /LABDATA_TLS_KEY/), /does not belong to the certificate/);
 });
 
 t.test('database unreachable: names LABDATA_DATABASE_URL, never its password', async (t) => {
