@@ -51,4 +51,13 @@ export const migrations: db.MigrationDefinition[] = [
       `create index shared_storage_folder_org_name_idx on shared_storage_folder (organization_id, name, id)`,
     ],
   },
+  {
+    // A new folder's path is looked up on its drive (no attachment may have it yet): by index,
+    // whatever the drive holds. The (drive_id) index is its prefix.
+    name: 'storage-0002-folder-drive-path',
+    sql: [
+      `create index storage_folder_drive_path_idx on storage_folder (drive_id, path)`,
+      `drop index storage_folder_drive_idx`,
+    ],
+  },
 ];

@@ -1,4 +1,4 @@
-import { errors, type KernelServices, type OperationContext } from '../../core/public.ts';
+import { db, errors, type KernelServices, type OperationContext, sql } from '../../core/public.ts';
 import { StepFailedError, type StepContext, type ProvisioningStep, provisioning } from '../../lib/integrations/index.ts';
 import type { ProjectRecord } from '../projects/extensions.ts';
 import { existingFolder, nameOf, pathOf } from './checks.ts';
@@ -51,7 +51,10 @@ export class ProjectStorage {
     this.#placed.add(project);
     if (drive.isDefault) {
       // `path` is ignored on the default drive: the organization's project root is always used.
-      const name = value.name !== undefined ? nameOf(value.name, 'storage.name') : folderNameFor(project.code, project.id);
+      if (value.name === undefined) return this.#provision(ctx, project, drive, projectRootOf(drive), folderNameFor(project.code, project.id), value.mode);
+      // A chosen name may be taken (another project's folder): checked as on any drive.
+      const name = nameOf(value.name, 'storage.name');
+      await this.#precheck(ctx, drive, projectRootOf(drive), name);
       return this.#provision(ctx, project, drive, projectRootOf(drive), name, value.mode);
     }
     if (value.path === undefined) throw new errors.ValidationError([{ field: 'storage.path', message: 'is required unless driveId is the default cloud drive' }]);
@@ -87,21 +90,19 @@ export class ProjectStorage {
    */
   async #precheck(ctx: OperationContext, drive: DriveRow, parent: string, name: string): Promise<void> {
     const target = childPath(parent, name);
-    let found: { parent: boolean; target: boolean };
+    let found: { parent: boolean; target: boolean } | undefined;
     try {
       found = await useDriver(ctx.services, drive, async (d) => ({ parent: await d.folderExists(parent), target: await d.folderExists(target) }), { inRequest: true });
     } catch (err) {
-      if (err instanceof DriveUnavailableError) {
-        ctx.log.warn({ driveId: drive.id, reason: err.message }, 'storage drive not reachable at project creation; the folder is left to provisioning');
-        return;
-      }
       if (err instanceof PathOutsideDriveError) throw new errors.ValidationError([{ field: 'storage.path', message: `must stay inside the drive: ${err.message}` }]);
-      throw err;
+      if (!(err instanceof DriveUnavailableError)) throw err;
+      ctx.log.warn({ driveId: drive.id, reason: err.message }, 'storage drive not reachable at project creation; the folder is left to provisioning');
     }
-    if (!found.parent) throw new errors.ValidationError([{ field: 'storage.path', message: `folder "${parent || '/'}" does not exist on storage drive "${drive.name}"` }]);
-    if (found.target) {
+    if (found && !found.parent && !drive.isDefault) throw new errors.ValidationError([{ field: 'storage.path', message: `folder "${parent || '/'}" does not exist on storage drive "${drive.name}"` }]);
+    if (found?.target) {
       throw new errors.ValidationError([{ field: 'storage.name', message: `folder "${target}" already exists on storage drive "${drive.name}": attach it with mode USE_EXISTING` }]);
     }
+    await claimNewFolder(ctx, drive, target);
   }
 
   /**
@@ -155,6 +156,20 @@ export class ProjectStorage {
     sctx.activity('storage_folder.created', { folderId: p.folderId, driveId: drive.id, path: info.path });
     return { path: info.path };
   };
+}
+
+/**
+ * A new folder's path is claimed in the create transaction: the step that makes the folder
+ * takes one that exists as its own (a rerun must), so two creates naming the same new folder
+ * at once would both get it. The path's lock (held until commit) orders them, and the second
+ * finds the first's attachment: 400, as for a folder that already exists.
+ */
+async function claimNewFolder(ctx: OperationContext, drive: DriveRow, path: string): Promise<void> {
+  await db.query(ctx.em, sql`select pg_advisory_xact_lock(hashtextextended(${`storage-folder:${drive.id}:${path}`}, 0))`);
+  const taken = await db.queryOne(ctx.em, sql`select 1 from storage_folder where drive_id = ${drive.id} and path = ${path} limit 1`);
+  if (taken) {
+    throw new errors.ValidationError([{ field: 'storage.name', message: `folder "${path}" already belongs to a record on storage drive "${drive.name}": attach it with mode USE_EXISTING` }]);
+  }
 }
 
 /** Creates the folder (and, on the default drive, the project root chain) if missing: idempotent. */

@@ -106,6 +106,27 @@ t.test('the default cloud drive ignores `path`: the folder goes under the projec
   t.match(await projects.folders(alice, existing.body.id), [{ path: `projects/${name}`, primary: true }]);
 });
 
+t.test('a new folder is one project\'s: the same name at once, or a name another project has, is a 400', async (t) => {
+  // Two creates naming the same new folder at the same moment: the folder is made once, for one of them.
+  for (let round = 0; round < 3; round++) {
+    const storage = { driveId: ids.nas, mode: 'CREATE_NEW', path: 'lab', name: `race-${round}` };
+    const results = await Promise.all([projects.create(alice, { storage }), projects.create(alice, { storage })]);
+    t.same(results.map((r) => r.status).sort(), [201, 400], `round ${round}: one 201, one 400`);
+    const refused = results.find((r) => r.status === 400)!;
+    t.equal(refused.body.errors[0].field, 'storage.name');
+  }
+  // The default drive ignores `path`, not `name`: another project's folder there is refused too.
+  const first = await projects.create(alice, { storage: { driveId: defaultDriveId, mode: 'CREATE_NEW', name: 'Shared name' } });
+  t.equal(first.status, 201, first.text);
+  const second = await projects.create(alice, { storage: { driveId: defaultDriveId, mode: 'CREATE_NEW', name: 'Shared name' } });
+  t.equal(second.status, 400, 'a name taken on the default drive');
+  t.equal(second.body.errors[0].field, 'storage.name');
+  const generated = `${first.body.code}-${first.body.id.slice(0, 8)}`;
+  await fs.mkdir(path.join(dataDir, 'storage', org, 'projects', generated), { recursive: true });
+  const taken = await projects.create(alice, { storage: { driveId: defaultDriveId, mode: 'CREATE_NEW', name: generated } });
+  t.equal(taken.status, 400, 'an existing folder of the default drive');
+});
+
 t.test('S3 drive: CREATE_NEW writes the folder marker through the AWS SDK; USE_EXISTING finds it', async (t) => {
   // The drive's prefix `lab/` holds nothing yet: the bucket answers, so that is a 400 at once.
   const early = await projects.create(alice, { storage: { driveId: ids.s3, mode: 'CREATE_NEW', path: '', name: 'screens' } });
