@@ -30,8 +30,15 @@ export function checkFolderName(name: string): string {
   return name;
 }
 
+/** Bytes a folder name may take on the drives served (the common file-system limit, and S3's segment sense). */
+const MAX_SEGMENT_BYTES = 255;
+
 function checkSegment(segment: string, verb: string): void {
   if (segment === '') throw new PathSyntaxError(`${verb} an empty segment ("//")`);
+  // A name the drive cannot hold is a mistake in the input, not a drive that is down (ENAMETOOLONG).
+  if (Buffer.byteLength(segment) > MAX_SEGMENT_BYTES) {
+    throw new PathSyntaxError(verb === 'must not be' ? `must be at most ${MAX_SEGMENT_BYTES} bytes (UTF-8)` : `must not contain a folder name over ${MAX_SEGMENT_BYTES} bytes (UTF-8)`);
+  }
   if (segment === '.' || segment === '..') throw new PathSyntaxError(`${verb} "${segment}"`);
   if (segment.trim() === '') throw new PathSyntaxError(`${verb} a blank segment`);
   // eslint-disable-next-line no-control-regex

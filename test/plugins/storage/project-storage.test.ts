@@ -162,6 +162,9 @@ t.test('validation fails at once, with nothing created: 400 naming the field, 40
     ['path leaving the drive', { driveId: ids.nas, mode: 'USE_EXISTING', path: 'lab/../..' }, 400, [{ field: 'storage.path', message: /".."/ }]],
     ['name with a slash', { driveId: ids.nas, mode: 'CREATE_NEW', path: 'lab', name: 'a/b' }, 400, [{ field: 'storage.name', message: /single folder name/ }]],
     ['blank name', { driveId: ids.nas, mode: 'CREATE_NEW', path: 'lab', name: ' ' }, 400, [{ field: 'storage.name', message: 'must not be blank' }]],
+    // 200 characters, 400 bytes: more than a file system holds in one name (not a drive failure).
+    ['a name over 255 bytes', { driveId: ids.nas, mode: 'CREATE_NEW', path: 'lab', name: 'é'.repeat(200) }, 400, [{ field: 'storage.name', message: 'must be at most 255 bytes (UTF-8)' }]],
+    ['a path segment over 255 bytes', { driveId: ids.nas, mode: 'USE_EXISTING', path: 'a'.repeat(300) }, 400, [{ field: 'storage.path', message: /folder name over 255 bytes/ }]],
     ['unknown mode', { driveId: ids.nas, mode: 'MOVE', path: 'lab' }, 400, [{ field: 'storage.mode' }]],
     ['mode missing', { driveId: ids.nas, path: 'lab' }, 400, [{ field: 'storage.mode', message: 'is required' }]],
     ['driveId not a UUID', { driveId: 'nas', mode: 'CREATE_NEW', path: 'lab' }, 400, [{ field: 'storage.driveId', message: 'must be a UUID' }]],
