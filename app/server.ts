@@ -74,6 +74,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
       // Fastify cannot tell that the server its factory made speaks TLS: say https in the start line.
       await app.listen({ host: config.host, port: config.port, listenTextResolver: (address) => `Server listening at ${address.replace(/^http:/, 'https:')}` });
     } catch (err) {
+      // Closed before the database goes: its listener (auth cache) then ends quietly.
+      await app.close().catch(() => {});
       throw listenFailure(err, config.host, config.port);
     }
   } catch (err) {

@@ -19,7 +19,8 @@ const FIRST_BYTE_TIMEOUT_MS = 30_000;
  */
 export function tlsServerFactory(tls: { cert: string; key: string }, trustProxy: boolean) {
   return (handler: http.RequestListener): https.Server => {
-    const server = https.createServer({ cert: tls.cert, key: tls.key }, (req, res) => transportHeaders(server, req, res, handler));
+    // Host is checked in transportHeaders, so that its 400 carries the envelope (Node's has none).
+    const server = https.createServer({ cert: tls.cert, key: tls.key, requireHostHeader: false }, (req, res) => transportHeaders(server, req, res, handler));
     server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
     if (trustProxy) acceptPlainHttpFromProxy(server, (req, res) => transportHeaders(server, req, res, handler));
     return server;
@@ -28,6 +29,13 @@ export function tlsServerFactory(tls: { cert: string; key: string }, trustProxy:
 
 function transportHeaders(server: https.Server, req: http.IncomingMessage, res: http.ServerResponse, handler: http.RequestListener) {
   res.setHeader('strict-transport-security', HSTS);
+  if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+    // RFC 9112, 3.2: an HTTP/1.1 request without Host is a 400.
+    const body = JSON.stringify(envelope(400, 'The request has no Host header (HTTP/1.1 requires one)', (req.url ?? '').split('?')[0].slice(0, 200)));
+    res.writeHead(400, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    res.end(body);
+    return;
+  }
   // Once the server is closing, a response still in flight ends its keep-alive connection
   // (Node only closes the connections idle at close time): shutdown need not wait for the
   // keep-alive timeout of every client that had a request running.
@@ -84,7 +92,7 @@ export async function proxyTransportGuard(request: FastifyRequest, reply: Fastif
  * request fails the TLS handshake and gets no response at all.
  */
 export function acceptPlainHttpFromProxy(server: https.Server, handler: http.RequestListener): http.Server {
-  const plain = http.createServer(handler);
+  const plain = http.createServer({ requireHostHeader: false }, handler);
   plain.keepAliveTimeout = server.keepAliveTimeout;
   // Node tracks a server's connections (for closeIdleConnections and request timeouts) from
   // its 'listening' event; `plain` never listens itself, its sockets come from `server`.

@@ -98,6 +98,7 @@ t.test('requests Node cannot parse still get the error envelope (and HSTS)', asy
     ['3,000 headers', `GET /api/v1/projects HTTP/1.1\r\n${host}${Array.from({ length: 3000 }, (_, i) => `x-h${i}: v\r\n`).join('')}\r\n`, 431],
     ['a header line without a colon', `GET /api/v1/projects HTTP/1.1\r\n${host}not a header\r\n\r\n`, 400],
     ['a bad chunk size', `POST /api/v1/projects HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\n\r\nzz\r\n`, 400],
+    ['an HTTP/1.1 request without Host', `GET /api/v1/projects HTTP/1.1\r\nConnection: close\r\n\r\n`, 400],
   ];
   for (const [what, head, status] of cases) {
     const response = await rawExchange(head);
