@@ -158,7 +158,8 @@ export class VendorClient {
     }
     const text = await res.text().catch(() => '');
     if (!res.ok && !req.accept?.includes(res.status)) {
-      throw new VendorError(this.vendor, res.status, `${this.vendor} ${what} failed: HTTP ${res.status}${vendorMessage(text)}`);
+      const message = withoutCredentials(vendorMessage(text), { ...this.#headers, ...req.headers });
+      throw new VendorError(this.vendor, res.status, `${this.vendor} ${what} failed: HTTP ${res.status}${message}`);
     }
     let parsed: unknown = undefined;
     if (text) {
@@ -181,6 +182,19 @@ function vendorMessage(text: string): string {
   } catch {
     return '';
   }
+}
+
+/**
+ * The vendor's text without the credentials this call sent: a vendor may echo the request's
+ * headers in its error, and the message travels on into 400s, activity records and logs.
+ * Each auth header's value is taken out, and its token alone (`Bearer <token>`).
+ */
+function withoutCredentials(message: string, authHeaders: Record<string, string>): string {
+  let out = message;
+  for (const value of Object.values(authHeaders)) {
+    for (const secret of [value, value.replace(/^\S+\s+/, '')]) if (secret.length >= 4) out = out.split(secret).join('[REDACTED]');
+  }
+  return out;
 }
 
 /** `fetch failed` hides the reason (ECONNREFUSED, ENOTFOUND, ...) in `cause`. */

@@ -10,8 +10,9 @@ export interface RecordField<R> {
   /**
    * Runs inside the write's transaction, after the record row is written: validate (throw a
    * core error to abort everything) and store the value in the contributing plugin's own tables.
+   * `false` says the value is the one stored already: the field is then no change of the update's.
    */
-  save(ctx: OperationContext, record: R, value: unknown, phase: 'create' | 'update'): Promise<void>;
+  save(ctx: OperationContext, record: R, value: unknown, phase: 'create' | 'update'): Promise<void | boolean>;
 }
 
 /**
@@ -134,8 +135,7 @@ export class RecordExtensions<R extends { id: string }> {
     const saved: string[] = [];
     for (const f of this.#fields.values()) {
       if (body[f.name] === undefined || (phase === 'update' && !f.onUpdate)) continue;
-      await f.save(ctx, record, body[f.name], phase);
-      saved.push(f.name);
+      if ((await f.save(ctx, record, body[f.name], phase)) !== false) saved.push(f.name);
     }
     return saved;
   }

@@ -92,13 +92,14 @@ export class GitService {
    * Re-sending the stored value (e.g. a PUT of a GET body) is no change and is not checked
    * again: a default that stopped resolving never blocks a project update.
    */
-  async saveDefault(ctx: OperationContext, project: ProjectRecord, value: DefaultGitGroupValue | null): Promise<void> {
+  /** Stores (or clears) the default; false when it is the one stored already (no change to record). */
+  async saveDefault(ctx: OperationContext, project: ProjectRecord, value: DefaultGitGroupValue | null): Promise<boolean> {
     if (value === null) {
-      await ctx.em.execute('delete from git_project_default where project_id = ?', [project.id]);
-      return;
+      const deleted = await ctx.em.execute('delete from git_project_default where project_id = ? returning project_id', [project.id]);
+      return deleted.length > 0;
     }
     const current = await this.#storedDefault(ctx.em, project.id);
-    if (current && current.integrationId === value.integrationId && current.groupId === value.groupId) return;
+    if (current && current.integrationId === value.integrationId && current.groupId === value.groupId) return false;
     const provider = await this.#provider(ctx, value.integrationId, 'defaultGitGroup.integrationId');
     let exists: boolean;
     try {
@@ -118,6 +119,7 @@ export class GitService {
        on conflict (project_id) do update set integration_id = excluded.integration_id, group_id = excluded.group_id, updated_at = now()`,
       [project.id, ctx.actor.organizationId, value.integrationId, value.groupId],
     );
+    return true;
   }
 
   /** The `defaultGitGroup` response field of the project whose id is `id` (JSON or null), selected with it. */

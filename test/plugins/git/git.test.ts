@@ -127,6 +127,12 @@ t.test('defaultGitGroup on update: set, change, clear; a provider that is down d
     [p.id],
   );
   t.same(activity.data.fields, ['defaultGitGroup']);
+  // The stored value sent again (a PUT of a GET body) is no change: nothing recorded.
+  const updates = async () => (await server.sql(`select 1 from activity where event_type = 'project.updated' and project_id = ?`, [p.id])).length;
+  const before = await updates();
+  const again = await server.put(api(`/projects/${p.id}`), { defaultGitGroup: { integrationId: local, groupId: 'lab' } }, { key: alice.key });
+  t.equal(again.status, 200);
+  t.equal(await updates(), before, 'no project.updated for an unchanged default');
 
   res = await server.put(api(`/projects/${p.id}`), { name: 'renamed', defaultGitGroup: { integrationId: gitlab, groupId: 'missing' } }, { key: alice.key });
   t.equal(res.status, 400);
