@@ -59,7 +59,7 @@ export const toolErrorResponse = (id: FastCall['id'], text: string): string =>
   JSON.stringify({ result: { content: [{ type: 'text', text }], isError: true }, jsonrpc: '2.0', id });
 
 /** A JSON-RPC error, as the SDK's protocol layer writes one. */
-export const rpcErrorResponse = (id: FastCall['id'], error: { code: number; message: string; data?: unknown }): string =>
+export const rpcErrorResponse = (id: FastCall['id'] | null, error: { code: number; message: string; data?: unknown }): string =>
   JSON.stringify({ jsonrpc: '2.0', id, error: { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) } });
 
 /** Requests whose params the SDK checks with a schema, answering -32603 and the validator's whole report. */
@@ -85,7 +85,7 @@ const idOf = (message: unknown): string | number | null => {
 export function protocolRefusal(request: FastifyRequest): { status: number; body: string } | undefined {
   const body = request.body;
   if (body === undefined || !headersAsSdkWants(request.headers)) return undefined;
-  const refuse = (status: number, id: string | number | null, code: number, message: string) => ({ status, body: rpcErrorResponse(id as FastCall['id'], { code, message }) });
+  const refuse = (status: number, id: FastCall['id'] | null, code: number, message: string) => ({ status, body: rpcErrorResponse(id, { code, message }) });
   if (Array.isArray(body) && body.length === 0) return refuse(400, null, -32600, 'Invalid Request: an empty batch');
   for (const message of Array.isArray(body) ? body : [body]) {
     if (!JSONRPCMessageSchema.safeParse(message).success) return refuse(400, idOf(message), -32600, 'Invalid Request: not a JSON-RPC 2.0 message');

@@ -179,30 +179,29 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
   }
 
   async get(ctx: OperationContext, id: string): Promise<Dto> {
-    const { from, visible } = this.#from(ctx);
-    const row = await db.queryOne<Row>(ctx.em, sql`select ${this.#columns} ${from} where ${raw(this.d.alias)}.id = ${id} and ${visible}`);
-    if (!row) throw new errors.NotFoundError(this.d.label, id);
-    const [dto] = await this.#dtos(ctx, [row]);
+    const [dto] = await this.#dtos(ctx, [await this.#find<Row>(ctx, id, () => this.#columns)]);
     return dto;
   }
 
+  /** Whether the actor may contribute, beside the record's own columns: what an access check needs. */
+  #access(ctx: OperationContext, id: string): Promise<Row & { canContribute: boolean }> {
+    return this.#find(ctx, id, (contributable) => sql`${this.d.columns}, ${contributable} as "canContribute"`);
+  }
+
   /**
-   * The record's own columns if the actor may view it (else 404), with whether they may
-   * contribute: what an access check needs (a read needs no contribution probe).
+   * `columns` of the record if the actor may view it, else 404. A read asks for no contribution
+   * probe: only access checks (parents, writes) select it.
    */
-  async #find(ctx: OperationContext, id: string): Promise<Row & { canContribute: boolean }> {
+  async #find<T>(ctx: OperationContext, id: string, columns: (contributable: Sql) => Sql): Promise<T> {
     const { from, visible, contributable } = this.#from(ctx);
-    const row = await db.queryOne<Row & { canContribute: boolean }>(
-      ctx.em,
-      sql`select ${this.d.columns}, ${contributable} as "canContribute" ${from} where ${raw(this.d.alias)}.id = ${id} and ${visible}`,
-    );
+    const row = await db.queryOne<T>(ctx.em, sql`select ${columns(contributable)} ${from} where ${raw(this.d.alias)}.id = ${id} and ${visible}`);
     if (!row) throw new errors.NotFoundError(this.d.label, id);
     return row;
   }
 
   /** The record as a parent: 404 naming it when not viewable. */
   async access(ctx: OperationContext, id: string): Promise<ParentAccess> {
-    const row = await this.#find(ctx, id);
+    const row = await this.#access(ctx, id);
     return { kind: this.d.kind, id, ...this.scope(id, row), canContribute: row.canContribute };
   }
 
@@ -217,7 +216,7 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
       ...(await this.d.locks(ctx, id, 'update')),
       ...(targetParentId && parent ? await parent.d.locks(ctx, targetParentId, 'share') : []),
     ]);
-    const row = await this.#find(ctx, id);
+    const row = await this.#access(ctx, id);
     ctx.services.permissions.assertContributor(row);
     const entity = (await ctx.em.findOneOrFail(this.d.entity, { id, organizationId: ctx.actor.organizationId })) as E;
     return { entity, scope: this.scope(id, row) };
