@@ -58,9 +58,12 @@ export function parseCategories(values: string[] | undefined): ActivityCategory[
 function visible(ctx: OperationContext): Sql {
   const scope = sql`a.organization_id = ${ctx.actor.organizationId}`;
   if (ctx.actor.isAdmin) return scope;
-  return sql`${scope} and (
-    (a.project_id is null and a.organization_user_id = ${ctx.actor.organizationUserId})
-    or exists (select 1 from project p where p.id = a.project_id and ${projectVisibleTo(ctx.services, ctx.actor, 'p')} offset 0))`;
+  return sql`${scope} and ((a.project_id is null and a.organization_user_id = ${ctx.actor.organizationUserId}) or ${projectViewable(ctx)})`;
+}
+
+/** The entry's project exists and the (non-admin) actor may view it. */
+function projectViewable(ctx: OperationContext): Sql {
+  return sql`exists (select 1 from project p where p.id = a.project_id and ${projectVisibleTo(ctx.services, ctx.actor, 'p')} offset 0)`;
 }
 
 export interface FeedFilter {
@@ -77,7 +80,8 @@ export interface FeedFilter {
  * One feed page with its exact total. The total never counts rows: it sums the counters the
  * writing transactions keep (core/counters), over the classes and grants the caller sees.
  * A record's own feed (project, study, assay) needs no per-row visibility filter: the caller
- * was checked to view that record, and its rows (re-homed when a record moves) are judged by it.
+ * was checked to view that record, and its rows (re-homed when a record moves) are judged by it,
+ * except the old side of a move, which stays where the record was.
  */
 export async function listActivity(ctx: OperationContext, filter: FeedFilter, page: PageRequest) {
   const { actor, services } = ctx;
@@ -111,7 +115,11 @@ export async function listActivity(ctx: OperationContext, filter: FeedFilter, pa
     // Entries naming a further record the caller may not view (README, "Activity visibility")
     // are few (the partial index activity_ref_idx holds only them): the counters count them,
     // so the total takes them back.
-    const references = services.activity.referencesVisible(ctx, 'a');
+    let references = services.activity.referencesVisible(ctx, 'a');
+    // A moved study's or assay's own feed also holds the old side of its move, which stays under
+    // the old project: judged by that project, like in any other feed (the entry names another
+    // record, so the partial index holds it and the total's correction below stays small).
+    if (record && record.column !== 'project_id') references = sql`(${references} and (a.ref_kind is null or ${projectViewable(ctx)}))`;
     where = sql`${scope} and ${references}`;
     total = sql`(${total} - (select count(*) from activity a where ${scope} and a.ref_kind is not null and not ${references}))`;
   }

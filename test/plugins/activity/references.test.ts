@@ -3,6 +3,7 @@
 // judged where the record is now. Totals stay exact under that rule.
 import t, { type Test } from 'tap';
 import { startTestServer, type Member } from '../../support/server.ts';
+import { connectMcp, expectToolMatchesRest } from '../../support/mcp.ts';
 
 const server = await startTestServer(t, {
   plugins: ['users', 'teams', 'projects', 'studies', 'assay-types', 'assays', 'activity', 'study-collections', 'study-relationships'],
@@ -83,4 +84,29 @@ t.test('a study moved into a PRIVATE project takes its history along', async (t)
   t.same(names(await feed(t, alice, `/api/v1/projects/${shared.id}/activity`), mover.id).map((r) => r.eventType), ['study.moved'],
     'the source project keeps only its side of the move, for who may view both projects');
   t.equal(names(await feed(t, admin, '/api/v1/activity'), mover.id).length, 4, 'an admin still sees all of it');
+});
+
+t.test("a record moved out of a PRIVATE project: its own feed hides the old side of the move from who may not view that project", async (t) => {
+  const mover = await study(alice, alicePrivate.id);
+  const type = await ok(server.post('/api/v1/assay-types', { name: 'Moved assays', status: 'ACTIVE' }, { key: admin.key }));
+  const privateStudy = await study(alice, alicePrivate.id);
+  const assay = await ok(server.post('/api/v1/assays', { studyId: privateStudy.id, assayTypeId: type.id, name: 'A' }, { key: alice.key }));
+  await ok(server.request('PATCH', `/api/v1/studies/${mover.id}/move`, { key: alice.key, body: { projectId: shared.id } }));
+  await ok(server.request('PATCH', `/api/v1/assays/${assay.id}/move`, { key: alice.key, body: { studyId: bobStudy.id } }));
+  for (const path of [`/api/v1/studies/${mover.id}/activity`, `/api/v1/assays/${assay.id}/activity`]) {
+    const seen = await feed(t, bob, path);
+    t.same(seen.filter((r) => r.projectId === alicePrivate.id), [], `bob sees no entry under the PRIVATE project in ${path}`);
+    t.same(names(seen, alicePrivate.id), [], `nor one naming it in ${path}`);
+    t.ok(seen.length > 0, `bob still sees the record's history where it is now in ${path}`);
+    t.equal((await feed(t, alice, path)).filter((r) => r.eventType.endsWith('.moved')).length, 2, `alice, who views both sides, sees both in ${path}`);
+  }
+  const client = await connectMcp(server.url, { key: bob.key, teardown: (fn) => t.teardown(fn) });
+  await expectToolMatchesRest(t, server, client, bob.key, 'list_activities_by_study', { id: mover.id, size: 100 }, `/studies/${mover.id}/activity?size=100`);
+
+  // The source project deleted: its side of the move shows to admins only (README, "Activity").
+  await ok(server.request('PATCH', `/api/v1/studies/${privateStudy.id}/move`, { key: alice.key, body: { projectId: shared.id } }));
+  t.equal((await server.delete(`/api/v1/projects/${alicePrivate.id}`, { key: alice.key })).status, 204);
+  const under = (rows: any[]) => rows.filter((r) => r.projectId === alicePrivate.id);
+  t.same(under(await feed(t, alice, `/api/v1/studies/${privateStudy.id}/activity`)), [], 'not even to its former member');
+  t.equal(under(await feed(t, admin, `/api/v1/studies/${privateStudy.id}/activity`)).length, 1, 'an admin still sees it');
 });
