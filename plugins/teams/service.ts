@@ -67,7 +67,9 @@ export class TeamService {
 
   /**
    * The team for a write, its row locked first: writers of one team run one after the other, each
-   * reading the members the previous one left (its version covers only the team's own columns).
+   * reading the members the previous one left. A member change also moves the team's version (see
+   * #changeMembers), so a writer whose snapshot predates it (an `If-Match` write at REPEATABLE
+   * READ) fails on this lock and is retried on the new state.
    */
   async #lock(ctx: OperationContext, id: string) {
     await db.query(ctx.em, sql`select 1 from team where id = ${id} and organization_id = ${ctx.actor.organizationId} for no key update`);
@@ -79,8 +81,10 @@ export class TeamService {
    * `joining` is false for removals; otherwise an INACTIVE user who is not in `current` already
    * is a 400 too (the grant would come back to life on reactivation).
    */
-  async #members(ctx: OperationContext, ids: string[], joining: boolean, current: string[] = []): Promise<string[]> {
-    if (ids.length === 0) return [];
+  async #members(ctx: OperationContext, given: string[], joining: boolean, current: string[] = []): Promise<string[]> {
+    if (given.length === 0) return [];
+    // UUIDs arrive in either case (the schema's format allows both); the database gives lower case.
+    const ids = given.map((id) => id.toLowerCase());
     // FOR SHARE: a deactivation in flight commits first (and is seen) or waits for this write.
     const rows = await db.query<{ id: string; user_id: string; status: string }>(
       ctx.em,
@@ -103,11 +107,18 @@ export class TeamService {
     return (await ctx.em.find(tables.TeamMember, { teamId })).map((m) => m.organizationUserId);
   }
 
-  /** Adds and removes members, recording each direction as GOVERNANCE activity. */
-  async #changeMembers(ctx: OperationContext, teamId: string, add: string[], remove: string[]) {
+  /**
+   * Adds and removes members, recording each direction as GOVERNANCE activity. The members are
+   * part of the team's representation, so a change moves its `updatedAt` and `version` (an
+   * update that sends the version it read gets 409 after another admin changed the members).
+   */
+  async #changeMembers(ctx: OperationContext, team: { id: string; updatedAt: Date } | string, add: string[], remove: string[]) {
+    const teamId = typeof team === 'string' ? team : team.id;
     const current = new Set(await this.#current(ctx, teamId));
     const added = add.filter((id) => !current.has(id));
     const removed = remove.filter((id) => current.has(id));
+    // A team just created (given as its id) keeps version 1 with its first members.
+    if (typeof team !== 'string' && (added.length || removed.length)) team.updatedAt = new Date();
     for (const organizationUserId of added) ctx.em.create(tables.TeamMember, { teamId, organizationUserId });
     if (removed.length) await ctx.em.nativeDelete(tables.TeamMember, { teamId, organizationUserId: { $in: removed } });
     if (added.length) ctx.services.activity.record(ctx.em, ctx.actor, { eventType: 'team.members_added', data: { teamId, organizationUserIds: added } });
@@ -145,7 +156,7 @@ export class TeamService {
       if (body.userIds) {
         const current = await this.#current(tx, id);
         const wanted = await this.#members(tx, body.userIds, true, current);
-        await this.#changeMembers(tx, id, wanted, current.filter((m) => !wanted.includes(m)));
+        await this.#changeMembers(tx, team, wanted, current.filter((m) => !wanted.includes(m)));
       }
     });
     return this.get(ctx, id);
@@ -162,11 +173,11 @@ export class TeamService {
   async #editMembers(ctx: OperationContext, id: string, userIds: string[], direction: 'add' | 'remove'): Promise<TeamDto> {
     await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
-      await this.#lock(tx, id);
+      const team = await this.#lock(tx, id);
       ctx.services.permissions.assertAdmin(ctx.actor);
       const current = direction === 'add' ? await this.#current(tx, id) : [];
       const members = await this.#members(tx, userIds, direction === 'add', current);
-      await this.#changeMembers(tx, id, direction === 'add' ? members : [], direction === 'remove' ? members : []);
+      await this.#changeMembers(tx, team, direction === 'add' ? members : [], direction === 'remove' ? members : []);
     });
     return this.get(ctx, id);
   }

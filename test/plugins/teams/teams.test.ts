@@ -155,6 +155,36 @@ t.test('concurrent PUTs replacing the member list: the members and the feed are 
   }
 });
 
+t.test("the members are part of the team: a change moves its version and updatedAt (a stale update is 409)", async (t) => {
+  const tm = await team({ name: 'Versioned', userIds: [alice.userId] });
+  t.equal(tm.version, 1, 'a new team with its first members is version 1');
+  const added = await server.post(`/api/v1/teams/${tm.id}/users`, { userIds: [bob.userId] }, { key: admin.key });
+  t.equal(added.body.version, 2, 'adding a member moves the version');
+  t.ok(added.body.updatedAt > tm.updatedAt, 'and updatedAt');
+  const same = await server.post(`/api/v1/teams/${tm.id}/users`, { userIds: [bob.userId] }, { key: admin.key });
+  t.equal(same.body.version, 2, 'adding a member again changes nothing');
+  const stale = await server.put(`/api/v1/teams/${tm.id}`, { userIds: [alice.userId], version: tm.version }, { key: admin.key });
+  t.equal(stale.status, 409, 'a member list based on the old version is refused');
+  t.same(ids((await server.get(`/api/v1/teams/${tm.id}`, { key: admin.key })).body.members).sort(), [alice.organizationUserId, bob.organizationUserId].sort());
+  const upper = await server.request('DELETE', `/api/v1/teams/${tm.id}/users`, { key: admin.key, body: { userIds: [bob.userId.toUpperCase()] } });
+  t.equal(upper.status, 200, `an upper-case UUID names the same user: ${upper.text}`);
+  t.same(ids(upper.body.members), [alice.organizationUserId]);
+  t.equal(upper.body.version, 3);
+});
+
+t.test('concurrent PUTs of the member list under one If-Match: one wins, the other is 412', async (t) => {
+  const [a, b, c] = [alice.organizationUserId, bob.organizationUserId, carol.organizationUserId];
+  for (let i = 0; i < TRIES; i++) {
+    const tm = await team({ name: `If-Match ${i}`, userIds: [c] });
+    const etag = (await server.get(`/api/v1/teams/${tm.id}`, { key: admin.key })).headers.get('etag')!;
+    const answers = await Promise.all([a, b].map((u) => server.put(`/api/v1/teams/${tm.id}`, { userIds: [c, u] }, { key: admin.key, headers: { 'if-match': etag } })));
+    t.same(answers.map((r) => r.status).sort(), [200, 412], 'exactly one applies');
+    const winner = answers.find((r) => r.status === 200)!;
+    t.same(ids(winner.body.members).sort(), (await membersOf(tm.id)).sort(), 'the members are the winner\'s list, not a union');
+    t.equal((await membersOf(tm.id)).length, 2);
+  }
+});
+
 t.test('concurrent adds, then removes, of the same user: idempotent (200 each), one entry per change', async (t) => {
   for (let i = 0; i < TRIES; i++) {
     const tm = await team({ name: `Idempotent ${i}` });
