@@ -24,7 +24,11 @@ export const IdParams = Type.Object({ id: Uuid() });
 export const StringEnum = <T extends readonly string[]>(values: T, options: SchemaOptions = {}) =>
   Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 
-/** Turns a validated DateInput into a Date; an impossible date (2024-02-30) is a 400 naming the field. */
+/**
+ * Turns a validated DateInput into a Date; an impossible date (2024-02-30) is a 400 naming the
+ * field, and so is one outside the years 0001 to 9999 as given or in UTC (ISO 8601 without an
+ * expanded year: what PostgreSQL and every client read back).
+ */
 export function parseDateInput(field: string, value: string | null | undefined): Date | null | undefined {
   if (value === undefined || value === null) return value;
   const date = new Date(value);
@@ -32,6 +36,9 @@ export function parseDateInput(field: string, value: string | null | undefined):
   const calendar = new Date(Date.UTC(y, m - 1, d));
   if (Number.isNaN(date.getTime()) || calendar.getUTCMonth() !== m - 1 || calendar.getUTCDate() !== d) {
     throw new ValidationError([{ field, message: 'is not a valid date' }]);
+  }
+  if (y < 1 || date.getUTCFullYear() < 1 || date.getUTCFullYear() > 9999) {
+    throw new ValidationError([{ field, message: 'is out of range (years 0001 to 9999, in UTC)' }]);
   }
   return date;
 }

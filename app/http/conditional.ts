@@ -43,6 +43,15 @@ export function ifMatchHolds(header: string, etag: string): boolean {
 }
 
 /**
+ * preHandler of a PUT/PATCH/DELETE whose record has no GET (a study relationship): it has no
+ * entity tag, so no listed tag can match and only `If-Match: *` lets the write go on (RFC 9110, 13.1.1).
+ */
+export async function ifMatchWithoutTag(request: FastifyRequest) {
+  const header = request.headers['if-match'];
+  if (typeof header === 'string' && !parseTags(header).any) throw new PreconditionFailedError();
+}
+
+/**
  * onSend hook of a record GET: `ETag` on every 200, and 304 without a body when the caller's
  * If-None-Match already names it.
  */

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import { recordRead, type ReadDefinition, type WriteDefinition } from '../../core/kernel/operations.ts';
 import type { KernelServices } from '../../core/kernel/services.ts';
 import type { Orm } from '../../core/db/orm.ts';
-import { entityTagOnSend, ifMatchGuard } from './conditional.ts';
+import { entityTagOnSend, ifMatchGuard, ifMatchWithoutTag } from './conditional.ts';
 import { isBeta } from '../../core/http/beta-alias.ts';
 
 /** The `:name` parameters of a route pattern, in order. */
@@ -70,7 +70,8 @@ export function registerRecordConventions(
     if (method === 'PUT' || method === 'PATCH' || method === 'DELETE') {
       const read = recordRead(path, opts.reads);
       const versioned = Boolean((write.body as { properties?: Record<string, unknown> } | undefined)?.properties?.version);
-      if (read) route.preHandler = [...hooks(route.preHandler), ifMatchGuard(read, paramNames(read.path), versioned, opts)] as never;
+      const guard = read ? ifMatchGuard(read, paramNames(read.path), versioned, opts) : ifMatchWithoutTag;
+      route.preHandler = [...hooks(route.preHandler), guard] as never;
     }
   });
 }

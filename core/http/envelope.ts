@@ -76,7 +76,10 @@ export function fieldErrors(issues: AjvIssue[], context: string | undefined): Fi
     // those two say nothing the x branch's reason does not, so they go when it is there.
     if (issue.keyword === 'anyOf' || (issue.keyword === 'type' && issue.params.type === 'null')) unionNoise.add(item);
   }
-  return out.filter((e) => !unionNoise.has(e) || !out.some((o) => o.field === e.field && !unionNoise.has(o)));
+  // The x branch's reason may name a field inside the value (`status` of a nullable body).
+  const root = context || 'body';
+  const within = (inner: string, outer: string) => outer === root || inner === outer || inner.startsWith(`${outer}.`);
+  return out.filter((e) => !unionNoise.has(e) || !out.some((o) => !unionNoise.has(o) && within(o.field, e.field)));
 }
 
 /**

@@ -37,26 +37,27 @@ export function operationContext(actor: Actor, orm: Orm, services: KernelService
  * in JSON; the driver's UTF-8 would silently store U+FFFD instead, so the answer and the
  * stored record would differ).
  */
-export function rejectUnstorableText(value: unknown, field = ''): void {
+export function rejectUnstorableText(value: unknown, part: 'body' | 'parameters'): void {
   const errors: FieldError[] = [];
   const walk = (v: unknown, path: string) => {
     if (typeof v === 'string') {
       if (v.includes('\u0000')) errors.push({ field: path || 'body', message: 'must not contain NUL characters' });
       if (/\p{Cs}/u.test(v)) errors.push({ field: path || 'body', message: 'must be valid Unicode (no lone surrogates)' });
     } else if (Array.isArray(v)) {
-      // Array items name their parameter (`sort`), as the schema validator's errors do.
-      for (const item of v) walk(item, path);
+      // As the schema validator names them: a body's items by index (`fields.0.options.1`), a
+      // repeated parameter's by the parameter (`sort`).
+      v.forEach((item, i) => walk(item, part === 'parameters' ? path : path ? `${path}.${i}` : String(i)));
     } else if (v !== null && typeof v === 'object') {
       for (const [k, item] of Object.entries(v)) walk(item, path ? `${path}.${k}` : k);
     }
   };
-  walk(value, field);
+  walk(value, '');
   if (errors.length) throw new ValidationError(errors.filter((e, i) => errors.findIndex((x) => x.field === e.field) === i));
 }
 
 /** Runs a read for either surface: same handler, same context, same result. */
 export async function executeRead(def: ReadDefinition, ctx: OperationContext, input: Record<string, unknown>): Promise<unknown> {
-  rejectUnstorableText(input);
+  rejectUnstorableText(input, 'parameters');
   if (!def.paged) return def.run(ctx, input as never);
   const page = parsePageRequest(input as { page?: number; size?: number; sort?: string[] }, def.paged.sort);
   const { items, total } = await def.run(ctx, input as never, page);
@@ -65,21 +66,29 @@ export async function executeRead(def: ReadDefinition, ctx: OperationContext, in
 
 function queryFor(def: ReadDefinition): TObject | undefined {
   if (!def.paged) return def.query;
-  return Type.Object({ ...(def.query?.properties ?? {}), ...pageQuerySchema(maxPageSize(def)) });
+  return Type.Object({ ...(def.query?.properties ?? {}), ...pageQuerySchema(maxPageSize(def), def.paged.sort) });
 }
 
 /**
  * `page` and `size` are decimal digits. The validator's coercion would otherwise read `0x10`,
  * `1e2`, ` ` or `1.0` as numbers (JavaScript's `Number`), answering a page nobody asked for.
+ * A `size` above the list's maximum is capped to it (spec, "Limits": "large pages may be capped
+ * at 200"); the page envelope's `size` says what was served.
  */
-async function decimalPageParameters(request: FastifyRequest): Promise<void> {
-  const query = request.query as Record<string, unknown>;
-  const errors: FieldError[] = [];
-  for (const field of ['page', 'size']) {
-    const value = query[field];
-    if (value !== undefined && !(typeof value === 'string' && /^-?\d{1,15}$/.test(value))) errors.push({ field, message: 'must be an integer' });
-  }
-  if (errors.length) throw new ValidationError(errors);
+function pageParameters(maxSize: number) {
+  return async function decimalPageParameters(request: FastifyRequest): Promise<void> {
+    const query = request.query as Record<string, unknown>;
+    const errors: FieldError[] = [];
+    for (const field of ['page', 'size']) {
+      const value = query[field];
+      if (value === undefined) continue;
+      if (Array.isArray(value)) errors.push({ field, message: 'must be given once' });
+      else if (!(typeof value === 'string' && /^-?\d+$/.test(value))) errors.push({ field, message: 'must be an integer' });
+      else if (field === 'page' && value.replace(/^-?0*/, '').length > 15) errors.push({ field, message: 'is too large' });
+    }
+    if (errors.length) throw new ValidationError(errors);
+    if (typeof query.size === 'string' && !query.size.startsWith('-') && Number(query.size) > maxSize) query.size = String(maxSize);
+  };
 }
 
 // Fastify warns about schema keys present but undefined; leave them out instead.
@@ -106,7 +115,7 @@ export function registerOperations(
         querystring: queryFor(def),
         response: { 200: readResponseSchema(def) },
       }),
-      ...(def.paged ? { preValidation: decimalPageParameters } : {}),
+      ...(def.paged ? { preValidation: pageParameters(maxPageSize(def)) } : {}),
       handler: async (request: FastifyRequest) => {
         const input = { ...(request.params as object), ...(request.query as object) };
         return executeRead(def, operationContext(request.actor!, orm, services, request.log), input);
@@ -138,9 +147,9 @@ export function registerOperations(
       preValidation: [...(create ? [idempotent.preValidation(def)] : []), async (request: FastifyRequest) => {
         // A body whose every field is optional may be left out altogether (`POST` with no body).
         if (request.body === undefined && def.body && !(def.body as TObject).required?.length) request.body = {};
-        rejectUnstorableText(request.params);
-        rejectUnstorableText(request.query);
-        rejectUnstorableText(request.body);
+        rejectUnstorableText(request.params, 'parameters');
+        rejectUnstorableText(request.query, 'parameters');
+        rejectUnstorableText(request.body, 'body');
         def.preValidate?.(request.body);
       }],
       handler: async (request: FastifyRequest, reply: FastifyReply) => {

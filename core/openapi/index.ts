@@ -1,7 +1,7 @@
 import type { SwaggerOptions } from '@fastify/swagger';
 import type { TSchema } from '@sinclair/typebox';
 import type { Kernel } from '../kernel/kernel.ts';
-import { recordRead, summaryOf } from '../kernel/operations.ts';
+import { summaryOf } from '../kernel/operations.ts';
 import { isCreate } from '../http/idempotency.ts';
 
 /**
@@ -197,10 +197,13 @@ function describe(kernel: Kernel, doc: Document): Document {
       name(bodyOf(op, status), def.response, def.operationId);
       op.responses[String(status)] = { ...op.responses[String(status)], description: status === 201 ? 'Created' : 'The record after the change' };
     }
+    // The same rule as the route (core/http/operations.ts): a body of optional fields may be left out.
+    if (op.requestBody && !(def.body as { required?: string[] } | undefined)?.required?.length) (op.requestBody as { required?: boolean }).required = false;
     // A `version` in the body is an optimistic lock: a stale one is a 409.
     const versioned = Boolean((def.body as { properties?: Record<string, unknown> } | undefined)?.properties?.version);
-    // The same rule as the If-Match guard (app/http/record-routes.ts): a write on a record's path.
-    const guarded = ['PUT', 'PATCH', 'DELETE'].includes(def.method) && recordRead(def.path, kernel.reads) !== undefined;
+    // As the If-Match guards (app/http/record-routes.ts): every PUT, PATCH and DELETE; one on a
+    // record without a GET has no tag, so only `*` holds there.
+    const guarded = ['PUT', 'PATCH', 'DELETE'].includes(def.method);
     errors(op, def.path, [...(def.errors ?? []), ...(versioned ? [409] : []), ...(guarded ? [412] : [])]);
     if (guarded) header(op, 'IfMatch');
     if (isCreate(def)) {

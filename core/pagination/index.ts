@@ -31,15 +31,15 @@ export interface PageRequest {
   orderBy: Sql;
 }
 
-export function pageQuerySchema(maxSize: number) {
+export function pageQuerySchema(maxSize: number, spec: SortSpec) {
   return {
     page: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Zero-based page index' })),
     size: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: maxSize, default: DEFAULT_PAGE_SIZE, description: `Page size (at most ${maxSize})` }),
+      Type.Integer({ minimum: 1, maximum: maxSize, default: DEFAULT_PAGE_SIZE, description: `Page size (at most ${maxSize}; a larger one is capped to ${maxSize})` }),
     ),
     sort: Type.Optional(
       Type.Array(Type.String(), {
-        description: '`field,direction` (asc or desc); repeat for several fields',
+        description: `\`field,direction\` (asc or desc); repeat for several fields. Fields: ${Object.keys(spec.fields).join(', ')}; default: ${spec.default.join(', then ')}`,
       }),
     ),
   };

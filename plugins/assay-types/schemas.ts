@@ -56,7 +56,8 @@ const FieldInput = Type.Object({
   type: schemas.StringEnum(FIELD_TYPES, { description: fieldDescription.type }),
   required: Type.Optional(Type.Boolean({ default: false, description: `${fieldDescription.required} (default false)` })),
   description: Type.Optional(schemas.Nullable(Type.String({ maxLength: 10000 }))),
-  options: Type.Optional(Type.Array(schemas.NotBlank({ maxLength: 255 }), { minItems: 1, maxItems: 500, description: fieldDescription.options })),
+  // null (as a GET shows it on the other types) is the same as no options: a field read back is accepted as it is.
+  options: Type.Optional(schemas.Nullable(Type.Array(schemas.NotBlank({ maxLength: 255 }), { minItems: 1, maxItems: 500, description: fieldDescription.options }))),
 });
 
 const TaskInput = Type.Object({

@@ -71,11 +71,12 @@ async function assertNameFree(em: EntityManager, organizationId: string, name: s
 export async function insertAssayType(em: EntityManager, organizationId: string, createdById: string | null, body: CreateBody) {
   const fields = normalizeFields(body.fields ?? []);
   const tasks = normalizeTasks(body.tasks ?? []);
-  await assertNameFree(em, organizationId, body.name);
+  const name = body.name.trim();
+  await assertNameFree(em, organizationId, name);
   const type = em.create(AssayType, {
     id: crypto.randomUUID(),
     organizationId,
-    name: body.name,
+    name,
     description: body.description ?? null,
     status: body.status ?? 'DRAFT',
     fields,
@@ -130,7 +131,8 @@ export class AssayTypeService {
   async update(ctx: OperationContext, id: string, body: UpdateBody): Promise<AssayTypeDto> {
     const type = await db.writeTransaction(ctx.em, async (em) => {
       const t = await this.#forWrite({ ...ctx, em }, id);
-      const changed = mergeUpdate('assay type', t, body, ['name', 'description'], { status: `POST /assay-types/${id}/status` });
+      // Names are kept trimmed, so " qPCR " cannot stand beside "qPCR".
+      const changed = mergeUpdate('assay type', t, { ...body, name: body.name?.trim() }, ['name', 'description'], { status: `POST /assay-types/${id}/status` });
       if (changed.includes('name')) await assertNameFree(em, t.organizationId, t.name, id);
       // Lists are compared by value: jsonb does not keep the key order they were written in.
       const fields = body.fields && normalizeFields(body.fields);

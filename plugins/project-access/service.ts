@@ -17,7 +17,8 @@ export async function list(ctx: OperationContext, projectId: string, page: PageR
 /** The organization user or team a grant body names, checked to be of the caller's organization. */
 async function grantee(ctx: OperationContext, body: Static<typeof GrantBody>): Promise<{ organizationUserId: string | null; teamId: string | null }> {
   const given = (['organizationUserId', 'userId', 'teamId'] as const).filter((k) => body[k] !== undefined);
-  if (given.length !== 1) throw new errors.ValidationError('Give exactly one of organizationUserId, userId or teamId');
+  if (given.length === 0) throw new errors.ValidationError([{ field: 'body', message: 'must give one of organizationUserId, userId or teamId' }]);
+  if (given.length > 1) throw new errors.ValidationError(given.slice(1).map((field) => ({ field, message: `cannot be given together with ${given[0]} (give exactly one)` })));
   const org = ctx.actor.organizationId;
   if (body.teamId) {
     if (!(await ctx.em.findOne(tables.Team, { id: body.teamId, organizationId: org }))) {

@@ -3,15 +3,10 @@
 // after ordinary writes, concurrent writers, visibility changes, moves, deletes and archives,
 // and after a bulk SQL load followed by a recount.
 import t, { type Test } from 'tap';
-import { startTestServer, type Member } from '../support/server.ts';
+import { startTestServer, testCast, type Member } from '../support/server.ts';
 
 const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies', 'assay-types', 'assays', 'activity', 'teams', 'project-access'] });
-const org = await server.organization('Counted');
-const other = await server.organization('Elsewhere');
-const admin = await server.admin(org);
-const alice = await server.member(org);
-const bob = await server.member(org);
-const outsider = await server.admin(other);
+const { org, admin, alice, bob, outsider } = await testCast(server, ['Counted', 'Elsewhere']);
 const teamed = await server.member(org);
 const team = await server.team(org, [teamed.organizationUserId]);
 

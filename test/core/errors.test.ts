@@ -192,6 +192,20 @@ t.test('a NUL character (which PostgreSQL cannot store) is a validation error', 
   const put = await server.put(`/api/v1/projects/${project.id}`, { name: 'a\u0000' }, k);
   assertEnvelope(t, put, 400, `/api/v1/projects/${project.id}`, true);
   t.same(put.body.errors, [{ field: 'name', message: 'must not contain NUL characters' }]);
+  // Inside a body's lists the item is named by its index, as the schema validator names it.
+  const admin = await server.admin(org);
+  const fields = [{ name: 'c', displayName: 'C', type: 'CHOICE', options: ['a', 'b\u0000'] }];
+  const nested = await server.post('/api/v1/assay-types', { name: 'NUL inside', fields }, { key: admin.key });
+  assertEnvelope(t, nested, 400, '/api/v1/assay-types', true);
+  t.same(nested.body.errors, [{ field: 'fields.0.options.1', message: 'must not contain NUL characters' }]);
+});
+
+t.test('a nullable body names only what is wrong inside it, not its null alternative', async (t) => {
+  const task = await server.post(`/api/v1/projects/${project.id}/tasks`, { label: 'Weigh' }, k);
+  t.equal(task.status, 201, task.text);
+  const res = await server.request('PATCH', `/api/v1/projects/${project.id}/tasks/${task.body.id}/complete`, { ...k, body: { status: 'TODO' } });
+  assertEnvelope(t, res, 400, `/api/v1/projects/${project.id}/tasks/${task.body.id}/complete`, true);
+  t.same(res.body.errors.map((e: { field: string }) => e.field), ['status'], 'no "body: must be null" nor "must match a schema in anyOf"');
 });
 
 t.test('text that would not be stored as sent is a 400: lone surrogates, invalid UTF-8', async (t) => {

@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { startTestServer, type Member } from '../support/server.ts';
+import { startTestServer, testCast, type Member } from '../support/server.ts';
 import { callTool, connectMcp, resultText } from '../support/mcp.ts';
 import { definePlugin, defineRead } from '../../core/public.ts';
 import type { ReadDefinition } from '../../core/kernel/operations.ts';
@@ -13,12 +13,7 @@ import { NoteService } from '../../plugins/notes/service.ts';
 import { applyBootstrap } from '../../app/cli/bootstrap.ts';
 
 const server = await startTestServer(t);
-const org = await server.organization('Acme');
-const otherOrg = await server.organization('Other');
-const admin = await server.admin(org);
-const alice = await server.member(org);
-const bob = await server.member(org);
-const outsider = await server.admin(otherOrg);
+const { org, other: otherOrg, admin, alice, bob, outsider } = await testCast(server, ['Acme', 'Other']);
 // Five members in all, so that user listings have two full pages of two.
 await server.member(org, { status: 'INACTIVE' });
 await server.member(org);

@@ -126,6 +126,8 @@ t.test('paged reads document page, size and sort, and the page envelope', async 
   const list = doc.paths['/api/v1/projects'].get;
   const params = (list.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name).sort();
   t.same(params, ['page', 'size', 'sort']);
+  const sort = (list.parameters ?? []).find((p) => p.name === 'sort') as { description?: string; schema?: { description?: string } };
+  t.match(sort.description ?? sort.schema?.description, /Fields: .*name.*; default: createdAt,desc/, 'the sortable fields and the default order are named');
   const ok = list.responses?.['200'] as { content: Record<string, { schema: { $ref: string } }> };
   const schema = resolve(doc, Object.values(ok.content)[0].schema) as { properties?: Record<string, unknown> };
   for (const field of ['content', 'totalElements', 'totalPages', 'size', 'number', 'first', 'last', 'empty', 'pageable']) {
@@ -199,7 +201,12 @@ t.test('conditional requests, retries and Location are documented where the serv
     t.same(op.responses!['412'], { $ref: '#/components/responses/PreconditionFailed' }, `${method}: 412 on a stale If-Match`);
     t.ok(op.parameters?.some((p: any) => p.$ref === ref('IfMatch').$ref), `${method}: If-Match`);
   }
+  const untagged = doc.paths['/api/v1/studies/{studyId}/relationships/{relationshipId}'].delete;
+  t.same(untagged.responses!['412'], { $ref: '#/components/responses/PreconditionFailed' }, 'a record without a GET: 412 unless If-Match is *');
   const create = doc.paths['/api/v1/projects'].post;
+  t.equal((create as any).requestBody.required, true, 'a body with required fields is required');
+  const complete = doc.paths['/api/v1/projects/{projectId}/tasks/{taskId}/complete'].patch;
+  t.equal((complete as any).requestBody.required, false, 'an optional body (spec: "optional completion body") is not');
   t.ok(create.parameters?.some((p: any) => p.$ref === ref('IdempotencyKey').$ref), 'creates take Idempotency-Key');
   t.ok(create.responses!['409'], 'a reused Idempotency-Key is a 409');
   t.same(create.responses!['201'].headers?.Location, { $ref: '#/components/headers/Location' }, '201 names Location');

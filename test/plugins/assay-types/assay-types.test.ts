@@ -46,6 +46,10 @@ t.test('create: an admin defines fields and standard tasks; new types start DRAF
   const fetched = await server.get(`/api/v1/assay-types/${res.body.id}`, { key: alice.key });
   t.equal(fetched.status, 200);
   t.same(fetched.body, res.body, 'a fetched type includes its fields and tasks');
+  const { name, description, fields, tasks, version } = fetched.body;
+  const resent = await server.put(`/api/v1/assay-types/${res.body.id}`, { name, description, fields, tasks, version }, { key: admin.key });
+  t.equal(resent.status, 200, `the fields as read are accepted back, \`options: null\` included: ${resent.text}`);
+  t.same(resent.body.fields, res.body.fields);
 
   const active = await assayType({ status: 'ACTIVE', tasks: [{ label: 'a' }, { label: 'b' }] });
   t.equal(active.status, 'ACTIVE', 'ACTIVE may be given on create');
@@ -74,6 +78,7 @@ t.test('create: each validation rule is a 400 naming the field', async (t) => {
     ['required not a boolean', { fields: [field({ required: 'yes' })] }, { field: 'fields.0.required', message: /boolean/ }],
     ['repeated field name (case-insensitive)', { fields: [field({ name: 'conc' }), field({ name: 'Conc' })] }, { field: 'fields.1.name', message: /repeats the name of fields.0/ }],
     ['CHOICE without options', { fields: [field({ type: 'CHOICE' })] }, { field: 'fields.0.options', message: 'is required for a CHOICE field' }],
+    ['CHOICE with options null', { fields: [field({ type: 'CHOICE', options: null })] }, { field: 'fields.0.options', message: 'is required for a CHOICE field' }],
     ['CHOICE with no option', { fields: [field({ type: 'CHOICE', options: [] })] }, { field: 'fields.0.options', message: /fewer than 1/ }],
     ['options on a TEXT field', { fields: [field({ options: ['a'] })] }, { field: 'fields.0.options', message: 'is allowed only on a CHOICE field' }],
     ['repeated option', { fields: [field({ type: 'CHOICE', options: ['a', 'a'] })] }, { field: 'fields.0.options', message: 'repeats "a"' }],
@@ -94,6 +99,10 @@ t.test('names are unique per organization among types that are not deleted (409)
   const dup = await server.post('/api/v1/assay-types', { name: 'QPCR' }, { key: admin.key });
   t.equal(dup.status, 409);
   t.match(dup.body.message, /"QPCR" already exists/);
+  const padded = await server.post('/api/v1/assay-types', { name: ' qpcr ' }, { key: admin.key });
+  t.equal(padded.status, 409, 'surrounding white space makes no other name');
+  t.match(padded.body.message, /"qpcr" already exists/);
+  t.equal((await assayType({ name: ' Western blot ' })).name, 'Western blot', 'a name is stored trimmed');
   t.equal((await server.post('/api/v1/assay-types', { name: 'qPCR' }, { key: outsider.key })).status, 201, 'another organization may use the name');
   const second = await assayType({ name: 'qPCR 2' });
   t.equal((await server.put(`/api/v1/assay-types/${second.id}`, { name: 'qpcr' }, { key: admin.key })).status, 409, 'rename onto a taken name');

@@ -1,14 +1,9 @@
 import t from 'tap';
-import { startTestServer, type Member } from '../../support/server.ts';
+import { startTestServer, testCast, type Member } from '../../support/server.ts';
 import { callTool, connectMcp, expectToolMatchesRest } from '../../support/mcp.ts';
 
 const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies', 'assay-types', 'assays'] });
-const org = await server.organization();
-const other = await server.organization();
-const admin = await server.admin(org);
-const alice = await server.member(org);
-const bob = await server.member(org);
-const outsider = await server.admin(other);
+const { org, admin, alice, bob, outsider } = await testCast(server);
 
 async function created(res: { status: number; text: string; body: any }) {
   if (res.status !== 201) throw new Error(`create failed: ${res.status} ${res.text}`);
@@ -121,6 +116,8 @@ t.test('values are checked against the type\'s fields (400 naming values.<field>
     ['BOOLEAN given a string', { plate: 'p', corrected: 'true' }, { field: 'values.corrected', message: 'must be a boolean' }],
     ['DATE given text', { plate: 'p', readAt: 'yesterday' }, { field: 'values.readAt', message: /must be a date/ }],
     ['DATE impossible', { plate: 'p', readAt: '2024-02-30' }, { field: 'values.readAt', message: /must be a date/ }],
+    ['DATE in year 0000', { plate: 'p', readAt: '0000-01-01' }, { field: 'values.readAt', message: /must be a date/ }],
+    ['DATE past 9999 in UTC', { plate: 'p', readAt: '9999-12-31T23:59:59-14:00' }, { field: 'values.readAt', message: /must be a date/ }],
     ['CHOICE not an option', { plate: 'p', reader: 'Other' }, { field: 'values.reader', message: 'must be one of: Synergy, Spark' }],
     ['unknown field', { plate: 'p', color: 'red' }, { field: 'values.color', message: /is not a field of assay type/ }],
   ];

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { applyBootstrap } from '../../../app/cli/bootstrap.ts';
-import { startTestServer, type Member } from '../../support/server.ts';
+import { startTestServer, testCast, type Member } from '../../support/server.ts';
 import { startGitlabStub } from '../../support/stubs/gitlab.ts';
 import { records } from '../external-links/records.ts';
 
@@ -20,12 +20,7 @@ const root = await mkdtemp(path.join(tmpdir(), 'labdata-git-api-'));
 t.teardown(() => rm(root, { recursive: true, force: true }));
 await mkdir(path.join(root, 'lab', 'imaging'), { recursive: true });
 
-const org = await server.organization();
-const otherOrg = await server.organization();
-const admin = await server.admin(org);
-const alice = await server.member(org);
-const bob = await server.member(org);
-const outsider = await server.admin(otherOrg);
+const { org, other: otherOrg, admin, alice, bob, outsider } = await testCast(server);
 const make = records(server);
 const api = (p: string) => '/api/v1' + p;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -54,6 +54,10 @@ t.test('who may manage access', async (t) => {
   t.equal((await server.post(`/api/v1/projects/${p.id}/access`, { userId: outsider.userId }, { key: alice.key })).status, 400, 'users of another organization');
   const both = await server.post(`/api/v1/projects/${p.id}/access`, { userId: bob.userId, teamId: bob.userId }, { key: alice.key });
   t.equal(both.status, 400);
+  t.same(both.body.errors, [{ field: 'teamId', message: 'cannot be given together with userId (give exactly one)' }], 'the validation envelope names the extra field');
+  const none = await server.post(`/api/v1/projects/${p.id}/access`, {}, { key: alice.key });
+  t.equal(none.status, 400);
+  t.same(none.body.errors, [{ field: 'body', message: 'must give one of organizationUserId, userId or teamId' }]);
   t.equal((await server.post(`/api/v1/projects/${p.id}/access`, { userId: bob.userId }, { key: admin.key })).status, 201, 'admins manage any project');
 });
 

@@ -1,14 +1,9 @@
 import t from 'tap';
-import { startTestServer, type Member } from '../../support/server.ts';
+import { startTestServer, testCast, type Member } from '../../support/server.ts';
 
 // Projects alone: provisioning plugins (storage, ELN) would add their own steps and events.
 const server = await startTestServer(t, { plugins: ['users', 'projects'] });
-const org = await server.organization('Acme');
-const other = await server.organization('Other');
-const admin = await server.admin(org);
-const alice = await server.member(org);
-const bob = await server.member(org);
-const outsider = await server.admin(other);
+const { org, admin, alice, bob, outsider } = await testCast(server, ['Acme', 'Other']);
 
 const body = (extra: Record<string, unknown> = {}) => ({ code: 'P-1', name: 'Project', description: 'About it', ...extra });
 

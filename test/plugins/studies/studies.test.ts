@@ -1,13 +1,8 @@
 import t from 'tap';
-import { startTestServer, type Member } from '../../support/server.ts';
+import { startTestServer, testCast, type Member } from '../../support/server.ts';
 
 const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies'] });
-const org = await server.organization();
-const other = await server.organization();
-const admin = await server.admin(org);
-const alice = await server.member(org);
-const bob = await server.member(org);
-const outsider = await server.admin(other);
+const { org, admin, alice, bob, outsider } = await testCast(server);
 
 async function project(owner: Member, visibility = 'PRIVATE') {
   const res = await server.post('/api/v1/projects', { code: 'P', name: 'P', description: 'd', visibility }, { key: owner.key });

@@ -192,7 +192,12 @@ t.test('delete removes both sides; 404 for a relationship of another study; cont
   t.equal(wrong.body.message, `Study relationship with id ${inverse.id} not found`);
   t.equal((await server.delete(`${rels(a.id)}/${r.id}`, { key: bob.key })).status, 403, 'a viewer of the PROTECTED project');
   t.equal((await server.delete(`${rels(a.id)}/${r.id}`, { key: outsider.key })).status, 404);
-  const del = await server.delete(`${rels(a.id)}/${r.id}`, { key: alice.key });
+  // A relationship has no GET, so no entity tag: a listed tag cannot match (RFC 9110), `*` can.
+  const tagged = await server.delete(`${rels(a.id)}/${r.id}`, { key: alice.key, headers: { 'if-match': '"some-tag"' } });
+  t.equal(tagged.status, 412, 'If-Match with a tag is a failed precondition');
+  t.equal(tagged.body.statusCode, 412, 'with the envelope');
+  t.equal((await listed(alice, a.id)).length, 1, 'and nothing was deleted');
+  const del = await server.delete(`${rels(a.id)}/${r.id}`, { key: alice.key, headers: { 'if-match': '*' } });
   t.equal(del.status, 204);
   t.equal(del.text, '');
   t.same(await listed(alice, a.id), []);

@@ -43,6 +43,14 @@ t.test('create under each parent with every field; validation names the field', 
   t.same(foreign.body.errors, [{ field: 'assignedToId', message: 'is not an organization user of this organization' }]);
   const badDate = await server.post(`/api/v1/projects/${pub.id}/tasks`, { label: 'x', dueDate: 'tomorrow' }, { key: alice.key });
   t.equal(badDate.body.errors[0].field, 'dueDate');
+  // Only years 0001 to 9999 (in UTC) read back as ISO 8601 (and PostgreSQL has no year 0).
+  for (const dueDate of ['0000-01-01', '9999-12-31T23:59:59-14:00']) {
+    const res = await server.post(`/api/v1/projects/${pub.id}/tasks`, { label: 'x', dueDate }, { key: alice.key });
+    t.equal(res.status, 400, dueDate);
+    t.same(res.body.errors, [{ field: 'dueDate', message: 'is out of range (years 0001 to 9999, in UTC)' }], `${dueDate}: the field named`);
+  }
+  const edge = await server.post(`/api/v1/projects/${pub.id}/tasks`, { label: 'x', dueDate: '9999-12-31T23:59:59Z' }, { key: alice.key });
+  t.equal(edge.body.dueDate, '9999-12-31T23:59:59.000Z', 'the last instant of 9999 is kept');
 });
 
 t.test('permission matrix: contributors write, viewers read, others get 404', async (t) => {
