@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { query, raw, sql, type Sql } from './sql.ts';
-import { RestartTransaction } from './transaction.ts';
+import { recordLocked, RestartTransaction } from './transaction.ts';
 
 /**
  * The one order in which writers lock the record chain: a parent before its children, and
@@ -58,6 +58,8 @@ export async function lockLocated(em: EntityManager, organizationId: string, loc
   const before = await locate();
   await lockRows(em, organizationId, before);
   if (key(await locate()) !== key(before)) throw new RestartTransaction();
+  // A row locked for update is the record the write changes (or the parent whose writers it orders).
+  if (before.some((l) => l.mode === 'update')) await recordLocked(em);
 }
 
 /**

@@ -1,4 +1,5 @@
-import { IsolationLevel, type EntityManager } from '@mikro-orm/postgresql';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { ConflictError } from '../errors.ts';
 import { isTransientConflict } from './errors.ts';
 
@@ -30,15 +31,33 @@ function backoff(attempt: number): Promise<void> {
 /** Checks a write must pass inside its own transaction (an `If-Match`), by the request's EntityManager. */
 const preconditions = new WeakMap<EntityManager, (em: EntityManager) => Promise<void>>();
 
+/** The check of the attempt running in this async context, until the write has locked its record. */
+const pending = new AsyncLocalStorage<{ check?: (em: EntityManager) => Promise<void> }>();
+
 /**
- * Makes the next write transaction run on `em` check `check` first, inside the transaction, at
- * REPEATABLE READ: should a row the write then locks or changes have been changed by someone
- * else since, PostgreSQL fails the attempt (40001) and the next attempt's check sees the change.
- * So a condition checked before the write (app/http/conditional.ts, `If-Match`) still holds when
- * it commits, whether or not the write carries a version.
+ * Makes the next write transaction run on `em` check `check` (app/http/conditional.ts,
+ * `If-Match`) inside the transaction: first thing, and again once the write has locked the
+ * record it changes (`recordLocked`). From that lock to the commit no other writer changes the
+ * record, and at READ COMMITTED every statement after the lock sees what committed before it
+ * (children created, activity written while the write waited): so the condition still holds at
+ * commit, and the write acts on the current rows. (A REPEATABLE READ snapshot, taken before the
+ * lock wait, would miss those rows: a delete would orphan them, a move leave them behind.)
  */
 export function requirePrecondition(em: EntityManager, check: (em: EntityManager) => Promise<void>): void {
   preconditions.set(em, check);
+}
+
+/**
+ * Called by a write right after it has locked the row(s) that serialize the writers of the
+ * record it changes: runs the pending `If-Match` check, once (nothing pending: nothing to do).
+ * `lockLocated` calls it for the rows it locks `for update`.
+ */
+export async function recordLocked(em: EntityManager): Promise<void> {
+  const store = pending.getStore();
+  const check = store?.check;
+  if (!check) return;
+  store.check = undefined;
+  await check(em);
 }
 
 /**
@@ -56,11 +75,10 @@ export async function writeTransaction<T>(em: EntityManager, work: (em: EntityMa
   // (and may find the record changed by the first).
   const check = preconditions.get(em);
   preconditions.delete(em);
-  const run = check ? async (tx: EntityManager) => (await check(tx), work(tx)) : work;
-  const isolationLevel = check ? IsolationLevel.REPEATABLE_READ : undefined;
+  const run = check ? (tx: EntityManager) => pending.run({ check }, async () => (await check(tx), work(tx))) : work;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await em.transactional(run, { clear: true, isolationLevel });
+      return await em.transactional(run, { clear: true });
     } catch (err) {
       const retryable = err instanceof RestartTransaction || isTransientConflict(err);
       if (!retryable || attempt >= attempts) throw err;

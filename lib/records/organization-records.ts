@@ -121,6 +121,7 @@ export class OrganizationRecords<E extends { id: string }, Dto> {
    */
   async #find(em: OperationContext['em'], ctx: OperationContext, id: string): Promise<E> {
     const r = await em.findOne(this.spec.entity, { id, organizationId: ctx.actor.organizationId }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+    await db.recordLocked(em);
     if (!r) throw new errors.NotFoundError(this.#kind, id);
     return r as E;
   }

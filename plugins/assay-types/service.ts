@@ -112,6 +112,7 @@ export class AssayTypeService {
    */
   async #forWrite(ctx: OperationContext, id: string) {
     await db.query(ctx.em, sql`select id from assay_type where id = ${id} and organization_id = ${ctx.actor.organizationId} for no key update`);
+    await db.recordLocked(ctx.em);
     const type = await ctx.em.findOne(AssayType, { id, organizationId: ctx.actor.organizationId, status: { $ne: 'DELETED' } });
     if (!type) throw new errors.NotFoundError('Assay type', id);
     ctx.services.permissions.assertAdmin(ctx.actor);

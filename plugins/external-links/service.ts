@@ -119,6 +119,7 @@ export class ExternalLinkService {
   /** The link, locked: a second update or delete of it waits, then sees this one's result (404 once deleted). */
   async #forWrite(ctx: OperationContext, em: OperationContext['em'], access: ParentAccess, id: string) {
     await db.query(em, sql`select id from external_link where id = ${id} and organization_id = ${ctx.actor.organizationId} for update`);
+    await db.recordLocked(em);
     const link = await em.findOne(ExternalLink, { id, organizationId: ctx.actor.organizationId, parentKind: access.kind, parentId: access.id });
     if (!link) throw new errors.NotFoundError('External link', id);
     return link;

@@ -106,4 +106,5 @@ export function projectAccess(ctx: OperationContext, projectId: string): Promise
  */
 export async function lockProjectGrants(ctx: OperationContext, projectId: string): Promise<void> {
   await db.query(ctx.em, sql`select 1 from project where id = ${projectId} and organization_id = ${ctx.actor.organizationId} for no key update`);
+  await db.recordLocked(ctx.em);
 }

@@ -92,6 +92,7 @@ export class StudyCollectionService {
    */
   async #lock(ctx: OperationContext, id: string, mode: 'update' | 'share') {
     await db.query(ctx.em, sql`select id from study_collection where id = ${id} and organization_id = ${ctx.actor.organizationId} for ${raw(mode)}`);
+    await db.recordLocked(ctx.em);
     return this.#find(ctx, id);
   }
 

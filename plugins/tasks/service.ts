@@ -85,6 +85,7 @@ export class TaskService {
     const access = await lockedParentOf(ctx, parent, params);
     // Then the task (child after parents): writes of one task run one after the other, each on what the previous left.
     await db.query(ctx.em, sql`select 1 from task t where t.id = ${id} and ${attachedTo('t', access)} for update`);
+    await db.recordLocked(ctx.em);
     const task = await ctx.em.findOne(Task, { id, parentKind: access.kind, parentId: access.id, organizationId: ctx.actor.organizationId });
     if (!task) throw new errors.NotFoundError('Task', id);
     return { access, task };

@@ -67,12 +67,11 @@ export class TeamService {
 
   /**
    * The team for a write, its row locked first: writers of one team run one after the other, each
-   * reading the members the previous one left. A member change also moves the team's version (see
-   * #changeMembers), so a writer whose snapshot predates it (an `If-Match` write at REPEATABLE
-   * READ) fails on this lock and is retried on the new state.
+   * reading the members the previous one left (an `If-Match` is checked once the lock is held).
    */
   async #lock(ctx: OperationContext, id: string) {
     await db.query(ctx.em, sql`select 1 from team where id = ${id} and organization_id = ${ctx.actor.organizationId} for no key update`);
+    await db.recordLocked(ctx.em);
     return this.#find(ctx, id);
   }
 
