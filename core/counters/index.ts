@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../auth/api-keys.ts';
 import { raw, sql, type Sql } from '../db/sql.ts';
+import { writeTransaction } from '../db/transaction.ts';
 import { Startup } from '../kernel/startup.ts';
 
 /**
@@ -34,6 +35,8 @@ export interface CounterSource {
 
 export type Progress = (step: string, done: number, total: number) => void;
 
+const RECOUNT_ATTEMPTS = 20;
+
 export class CounterService {
   #sources: CounterSource[] = [];
   #startup: Startup;
@@ -52,7 +55,10 @@ export class CounterService {
   /**
    * Rebuilds every counter from the rows, in one transaction. `share` locks on the counted
    * tables make writers wait (not fail) meanwhile, so the result is exact even while the
-   * service runs; running it twice gives the same counts.
+   * service runs; running it twice gives the same counts. The locks are taken one table after
+   * another, so a writer holding one of them and waiting for another deadlocks with the recount:
+   * PostgreSQL then fails one of the two, and either is run again (writers by their own
+   * writeTransaction, the recount here, up to RECOUNT_ATTEMPTS times with growing pauses).
    */
   async recount(em: EntityManager, progress: Progress = () => {}): Promise<{ statements: number }> {
     const tables = [...new Set(this.#sources.flatMap((s) => s.tables))].sort();
@@ -61,7 +67,7 @@ export class CounterService {
       ...this.#sources.flatMap((s) => (s.derived ?? []).map((text, i) => ({ name: `${s.plugin} derived ${i + 1}`, text }))),
     ];
     const total = statements.length + 2;
-    await em.transactional(async (tx) => {
+    await writeTransaction(em, async (tx) => {
       progress('lock', 0, total);
       if (tables.length) await tx.execute(`lock table ${tables.join(', ')} in share mode`);
       // Triggers that derive counts from counts stand aside while those are rebuilt.
@@ -74,7 +80,7 @@ export class CounterService {
         await tx.execute(s.text);
         progress(s.name, ++done, total);
       }
-    });
+    }, { attempts: RECOUNT_ATTEMPTS });
     progress('done', total, total);
     return { statements: statements.length };
   }

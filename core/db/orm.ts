@@ -1,6 +1,7 @@
 import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
 import { Migrator, type Migration } from '@mikro-orm/migrations';
 import type { EntitySchema } from '@mikro-orm/core';
+import type { Pool } from 'pg';
 import { releaseLostConnections } from './pool-guard.ts';
 
 /** A migration as plugins declare it: a stable, plugin-prefixed name and its SQL statements. */
@@ -53,8 +54,30 @@ export async function createOrm(options: OrmOptions): Promise<Orm> {
   });
 }
 
-/** Applies pending migrations; `progress` hears each one as it starts (`labdata migrate` shows them). */
+/**
+ * Applies pending migrations; `progress` hears each one as it starts (`labdata migrate` shows them).
+ * Instances (and `labdata migrate`/`bootstrap`) started together on one database take turns: a
+ * session advisory lock on a connection of its own, held until the migrations are in; the next one
+ * then finds nothing pending. (Without it both would create the migrations table at once, and one
+ * would fail.) The lock goes with the connection should the process die.
+ */
 export async function migrate(orm: Orm, progress?: (step: string, done: number, total: number) => void): Promise<string[]> {
+  const pool = (await orm.em.getConnection().getNativeClient()) as unknown as Pool;
+  const client = await pool.connect();
+  try {
+    await client.query(`select pg_advisory_lock(hashtext('labdata migrations'))`);
+    try {
+      return await applyPending(orm, progress);
+    } finally {
+      // A lost connection has let go of the lock already; the failure that matters is the one above.
+      await client.query(`select pg_advisory_unlock(hashtext('labdata migrations'))`).catch(() => undefined);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+async function applyPending(orm: Orm, progress?: (step: string, done: number, total: number) => void): Promise<string[]> {
   if (!progress) return (await orm.migrator.up()).map((m) => m.name);
   const total = (await orm.migrator.getPending()).length;
   let done = 0;

@@ -97,3 +97,44 @@ t.test('recount repairs totals after a load that bypassed the triggers; a second
   t.same(await snapshot(), before, 'a second recount changes no counter');
   t.same(await totals(), rows);
 });
+
+t.test('recount while the service takes writes: it completes every time, no writer fails, totals stay exact', async (t) => {
+  const server = await startTestServer(t, { databaseUrl });
+  const org = await server.organization('Busy');
+  const admin = await server.admin(org);
+  let running = true;
+  const failures: string[] = [];
+  // Writers touching several counted tables in one transaction each (project, study, task, activity).
+  const writer = async () => {
+    while (running) {
+      const p = await server.post('/api/v1/projects', { code: 'W', name: 'Written', description: 'd', visibility: 'PUBLIC' }, { key: admin.key });
+      const answers = [p];
+      if (p.status === 201) {
+        answers.push(await server.post('/api/v1/studies', { projectId: p.body.id, name: 'S' }, { key: admin.key }));
+        answers.push(await server.post(`/api/v1/projects/${p.body.id}/tasks`, { label: 'T' }, { key: admin.key }));
+        answers.push(await server.put(`/api/v1/projects/${p.body.id}`, { visibility: 'PRIVATE' }, { key: admin.key }));
+        answers.push(await server.delete(`/api/v1/projects/${p.body.id}`, { key: admin.key }));
+      }
+      for (const res of answers) if (res.status >= 300) failures.push(`${res.status} ${res.text}`);
+    }
+  };
+  const writers = Array.from({ length: 6 }, writer);
+  for (let i = 0; i < 2; i++) {
+    const res = await cli(['recount']);
+    t.equal(res.code, 0, `recount ${i + 1} completes under load: ${res.stderr.split('\n').filter((l) => l.startsWith('labdata:')).join(' ')}`);
+  }
+  running = false;
+  await Promise.all(writers);
+  t.same(failures, [], 'every write answered 2xx');
+  const [row] = await server.sql<{ n: string }>('select count(*) as n from project where organization_id = ?', [org]);
+  t.equal((await server.get('/api/v1/projects?size=1', { key: admin.key })).body.totalElements, Number(row.n), 'the total equals count(*)');
+});
+
+t.test('two migrations started together on an empty database take turns: both succeed, each migration applied once', async (t) => {
+  const fresh = await createTestDatabase(t);
+  const both = await Promise.all([runCli(['migrate'], { LABDATA_DATABASE_URL: fresh }), runCli(['migrate'], { LABDATA_DATABASE_URL: fresh })]);
+  for (const res of both) t.equal(res.code, 0, `exit 0 (${res.stderr.split('\n').filter((l) => l.startsWith('labdata:')).join(' ')})`);
+  const applied = both.flatMap((res) => res.json?.applied ?? []);
+  t.equal(new Set(applied).size, applied.length, 'no migration applied twice');
+  t.ok(both.some((res) => res.json?.applied.length === 0), 'the second found nothing left to do');
+});
