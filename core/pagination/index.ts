@@ -1,7 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ValidationError } from '../errors.ts';
-import { join, query, queryOne, raw, sql, type Sql } from '../db/sql.ts';
+import { join, query, raw, sql, type Sql } from '../db/sql.ts';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 200;
@@ -124,39 +124,45 @@ export function pageEnvelope<T>(items: T[], total: number, req: PageRequest) {
 }
 
 /**
+ * `limit N offset $n`: the page size is written into the statement. The service's statements run
+ * with generic plans (core/db/orm.ts), which cannot see a parameter's value: with `limit $n` the
+ * planner assumed a tenth of the table and chose to hash-join whole tables (an admin's list of
+ * 300,000 assays: 0.5 s instead of 5 ms). Sizes are at most 200 integers, so the statement
+ * texts stay few; the offset stays a parameter (any page, one statement).
+ */
+function limit(req: PageRequest): Sql {
+  if (!Number.isSafeInteger(req.size) || req.size < 1) throw new Error(`page size ${req.size} is not a positive integer`);
+  return sql`limit ${raw(String(req.size))} offset ${req.offset}`;
+}
+
+/**
  * Runs `select <columns> <from>` for one page with its exact total, in one round trip.
  * - `total`: an SQL expression giving the exact total without reading the rows (maintained
  *   counters, see core/counters) — the common lists use this, so a page costs O(page).
- * - otherwise a window count over the matching rows (small lists: attachments, teams, ...).
+ * - otherwise `count(*)` of `from` beside the page (smaller lists: attachments, teams, notes,
+ *   keywords, ...): it counts the matching rows without building them. (A window count over the
+ *   page query built and sorted every matching row, content included, to return twenty: 0.4 s
+ *   for 50,000 organization notes.)
  */
 export async function fetchPage<Row>(
   em: EntityManager,
   q: { columns: Sql; from: Sql; total?: Sql },
   req: PageRequest,
 ): Promise<{ rows: Row[]; total: number }> {
-  const page = sql`select ${q.columns} ${q.from} order by ${req.orderBy} limit ${req.size} offset ${req.offset}`;
-  if (q.total) {
-    // The total comes along even when the page is empty (left join on a one-row total).
-    const rows = await query<Row & { __total: string | number; __rn: string | null }>(
-      em,
-      sql`with page as materialized (${page})
-          select p.*, t.__total from (select ${q.total} as __total) t
-          left join (select page.*, row_number() over () as __rn from page) p on true order by p.__rn`,
-    );
-    const total = Number(rows[0]?.__total ?? 0);
-    const items = rows.filter((r) => r.__rn !== null);
-    for (const r of items) {
-      delete (r as Partial<typeof r>).__rn;
-      delete (r as Partial<typeof r>).__total;
-    }
-    return { rows: items, total };
-  }
-  const count = async () => Number((await queryOne<{ n: string | number }>(em, sql`select count(*) as n ${q.from}`))?.n ?? 0);
-  const rows = await query<Row & { __total: string | number }>(
+  const page = sql`select ${q.columns} ${q.from} order by ${req.orderBy} ${limit(req)}`;
+  const total = q.total ?? sql`(select count(*) ${q.from})`;
+  // The total comes along even when the page is empty (left join on a one-row total).
+  const rows = await query<Row & { __total: string | number; __rn: string | null }>(
     em,
-    sql`select ${q.columns}, count(*) over () as __total ${q.from} order by ${req.orderBy} limit ${req.size} offset ${req.offset}`,
+    sql`with page as materialized (${page})
+        select p.*, t.__total from (select ${total} as __total) t
+        left join (select page.*, row_number() over () as __rn from page) p on true order by p.__rn`,
   );
-  if (rows.length > 0) return { rows, total: Number(rows[0].__total) };
-  if (req.offset === 0) return { rows: [], total: 0 };
-  return { rows: [], total: await count() };
+  const n = Number(rows[0]?.__total ?? 0);
+  const items = rows.filter((r) => r.__rn !== null);
+  for (const r of items) {
+    delete (r as Partial<typeof r>).__rn;
+    delete (r as Partial<typeof r>).__total;
+  }
+  return { rows: items, total: n };
 }

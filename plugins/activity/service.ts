@@ -97,11 +97,15 @@ export async function listActivity(ctx: OperationContext, filter: FeedFilter, pa
   } else if (filter.organizationUserId) {
     const target = filter.organizationUserId;
     scope = sql`${visible(ctx)} and a.organization_user_id = ${target}`;
+    // A non-admin's total adds the target's rows in the caller's PRIVATE projects, counted per
+    // granted project (index only, activity_actor_project_idx): as an IN list, the generic plan
+    // hash-joined the whole activity table.
     total = actor.isAdmin
       ? counters.classTotal(actor.organizationId, 'activity', { actorId: target, categories: cats })
       : sql`(${counters.classTotal(actor.organizationId, 'activity', { actorId: target, categories: cats, classes: target === actor.organizationUserId ? [...counters.OPEN_CLASSES, 'NONE'] : counters.OPEN_CLASSES })}
-          + (select count(*) from activity pa where pa.organization_user_id = ${target}
-              and pa.project_id in (${services.permissions.privateProjects(actor)})${cats ? sql` and pa.category in (${cats})` : raw('')}))`;
+          + (select coalesce(sum((select count(*) from activity pa where pa.organization_user_id = ${target}
+              and pa.project_id = g.id${cats ? sql` and pa.category in (${cats})` : raw('')})), 0)
+               from (${services.permissions.privateProjects(actor)}) g (id)))`;
   } else {
     scope = visible(ctx);
     total = actor.isAdmin

@@ -67,4 +67,20 @@ export const migrations: db.MigrationDefinition[] = [
           and a.event_type <> 'assay.moved'`,
     ],
   },
+  {
+    name: 'assays-0004-sort-indexes',
+    sql: [
+      // Every sortable field of the list has an index for each direction (the tie-breaker, id,
+      // runs ascending both ways), so a sorted page walks one and stops after the page: a sort of
+      // the whole tenant cost 0.1-1 s at 300,000 rows.
+      `create index assay_org_updatedat_idx on assay (organization_id, updated_at, id)`,
+      `create index assay_org_updatedat_desc_idx on assay (organization_id, updated_at desc, id)`,
+      `create index assay_org_name_idx on assay (organization_id, name, id)`,
+      `create index assay_org_name_desc_idx on assay (organization_id, name desc, id)`,
+      `create index assay_org_startdate_idx on assay (organization_id, start_date, id)`,
+      `create index assay_org_startdate_desc_idx on assay (organization_id, start_date desc, id)`,
+      `create index assay_org_status_idx on assay (organization_id, status, id)`,
+      `create index assay_org_status_desc_idx on assay (organization_id, status desc, id)`,
+    ],
+  },
 ];

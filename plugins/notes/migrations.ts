@@ -32,4 +32,11 @@ export const migrations: db.MigrationDefinition[] = [
         primary key (note_id, version))`,
     ],
   },
+  {
+    name: 'notes-0002-live-count',
+    sql: [
+      // A list's total counts the parent's live notes from this index alone (no table, no versions).
+      `create index note_live_idx on note (parent_kind, parent_id, organization_id) where not archived`,
+    ],
+  },
 ];

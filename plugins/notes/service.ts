@@ -135,8 +135,11 @@ export class NoteService {
   }
 
   async #page(ctx: OperationContext, scope: Sql, page: PageRequest) {
-    const from = sql`from ${current} where n.organization_id = ${ctx.actor.organizationId} and not n.archived and ${scope}`;
-    const { rows, total } = await fetchPage<NoteShape>(ctx.em, { columns, from }, page);
+    const live = sql`n.organization_id = ${ctx.actor.organizationId} and not n.archived and ${scope}`;
+    const from = sql`from ${current} where ${live}`;
+    // Counted without the version join (one current version per note), index only (note_live_idx).
+    const count = sql`(select count(*) from note n where ${live})`;
+    const { rows, total } = await fetchPage<NoteShape>(ctx.em, { columns, from, total: count }, page);
     return { items: rows.map(toDto), total };
   }
 

@@ -47,6 +47,7 @@ export const migrations: db.MigrationDefinition[] = [
          for each row execute function labdata_count_project()`,
       // The other sortable fields of the list (name, code): a page walks an index, never a sort of the tenant.
       `create index project_org_name_idx on project (organization_id, name, id)`,
+      `create index project_org_name_desc_idx on project (organization_id, name desc, id)`,
       `create index project_org_code_idx on project (organization_id, code, id)`,
     ],
   },
@@ -199,6 +200,22 @@ export const migrations: db.MigrationDefinition[] = [
          end if;
          return null;
        end $$`,
+    ],
+  },
+  {
+    name: 'projects-0005-sort-indexes',
+    sql: [
+      // Every sortable field of the list has an index for each direction (the tie-breaker, id,
+      // runs ascending both ways), so a sorted page walks one and stops after the page: a sort of
+      // the whole tenant cost 0.1-1 s at 300,000 rows.
+      `create index project_org_updatedat_idx on project (organization_id, updated_at, id)`,
+      `create index project_org_updatedat_desc_idx on project (organization_id, updated_at desc, id)`,
+      `create index project_org_status_idx on project (organization_id, status, id)`,
+      `create index project_org_status_desc_idx on project (organization_id, status desc, id)`,
+      // Replaces projects-0001's (organization_id, visibility): the same prefix, now in id order too.
+      `drop index project_org_visibility_idx`,
+      `create index project_org_visibility_idx on project (organization_id, visibility, id)`,
+      `create index project_org_visibility_desc_idx on project (organization_id, visibility desc, id)`,
     ],
   },
 ];

@@ -74,4 +74,20 @@ export const migrations: db.MigrationDefinition[] = [
         where s.id = a.study_id and a.project_id is distinct from s.project_id and a.event_type <> 'study.moved'`,
     ],
   },
+  {
+    name: 'studies-0004-sort-indexes',
+    sql: [
+      // Every sortable field of the list has an index for each direction (the tie-breaker, id,
+      // runs ascending both ways), so a sorted page walks one and stops after the page: a sort of
+      // the whole tenant cost 0.1-1 s at 300,000 rows.
+      `create index study_org_updatedat_idx on study (organization_id, updated_at, id)`,
+      `create index study_org_updatedat_desc_idx on study (organization_id, updated_at desc, id)`,
+      `create index study_org_name_idx on study (organization_id, name, id)`,
+      `create index study_org_name_desc_idx on study (organization_id, name desc, id)`,
+      `create index study_org_startdate_idx on study (organization_id, start_date, id)`,
+      `create index study_org_startdate_desc_idx on study (organization_id, start_date desc, id)`,
+      `create index study_org_status_idx on study (organization_id, status, id)`,
+      `create index study_org_status_desc_idx on study (organization_id, status desc, id)`,
+    ],
+  },
 ];

@@ -84,9 +84,14 @@ function wholeTableReads(plan: any, path: string[] = []): string[] {
   return found;
 }
 
+/**
+ * The plan the service runs: its statements are prepared and planned generically (core/db/orm.ts,
+ * plan_cache_mode), blind to the parameters' values, so the guard asks for that plan too
+ * (EXPLAIN GENERIC_PLAN); a plan made for the values at hand can hide a whole-table join.
+ */
 async function explain(q: Sql): Promise<any> {
   const pool = await (server.orm.em.getConnection() as any).getNativeClient();
-  const res = await pool.query({ text: `explain (format json) ${numberedText(q.text)}`, values: [...q.params] });
+  const res = await pool.query({ text: `explain (generic_plan, format json) ${numberedText(q.text)}` });
   return res.rows[0]['QUERY PLAN'][0].Plan;
 }
 
@@ -125,6 +130,19 @@ for (const [who, label] of [[member, 'member'], [admin, 'admin']] as const) {
     await guard(t, 'studies of a project', () => ok(server.get(`/api/v1/projects/${target.id}/studies`, { key: who.key })));
     await guard(t, 'assays of a study', () => ok(server.get(`/api/v1/studies/${target.study}/assays`, { key: who.key })));
     await guard(t, 'study list', () => ok(server.get('/api/v1/studies?size=20', { key: who.key })));
+    await guard(t, 'assay list', () => ok(server.get('/api/v1/assays?size=20', { key: who.key })));
+    // Every sortable field, both ways: a page walks an index, never a sort of the tenant.
+    for (const [path, fields] of [
+      ['/api/v1/projects', ['updatedAt', 'status', 'visibility', 'code']],
+      ['/api/v1/studies', ['updatedAt', 'name', 'status', 'startDate']],
+      ['/api/v1/assays', ['updatedAt', 'name', 'status', 'startDate']],
+    ] as const) {
+      for (const field of fields) {
+        for (const direction of ['asc', 'desc']) {
+          await guard(t, `${path} sorted by ${field},${direction}`, () => ok(server.get(`${path}?size=20&sort=${field},${direction}`, { key: who.key })));
+        }
+      }
+    }
     await guard(t, 'organization feed', () => ok(server.get('/api/v1/activity?size=20', { key: who.key })));
     await guard(t, 'organization feed by category', () => ok(server.get('/api/v1/activity?size=20&category=GOVERNANCE', { key: who.key })));
     await guard(t, 'project feed', () => ok(server.get(`/api/v1/projects/${target.id}/activity?size=20`, { key: who.key })));
