@@ -72,8 +72,9 @@ export class CounterService {
       if (tables.length) await tx.execute(`lock table ${tables.join(', ')} in share mode`);
       // Triggers that derive counts from counts stand aside while those are rebuilt.
       await tx.execute(`set local labdata.recount = 'on'`);
-      // The rebuild reads whole tables: let it use parallel workers (the service's connections don't, core/db/orm.ts).
-      await tx.execute('set local max_parallel_workers_per_gather to default');
+      // The rebuild reads whole tables: let it use parallel workers (the service's connections
+      // start none, core/db/orm.ts, and that is their session default, so it is named here).
+      await tx.execute('set local max_parallel_workers_per_gather = 2');
       await tx.execute('delete from visibility_count');
       await tx.execute('delete from record_count');
       progress('clear', 1, total);

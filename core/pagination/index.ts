@@ -123,16 +123,21 @@ export function pageEnvelope<T>(items: T[], total: number, req: PageRequest) {
   };
 }
 
+/** The limits a page statement is written with: a size is served by the smallest one that holds it. */
+const LIMIT_BUCKETS = [20, 50, 100, MAX_PAGE_SIZE];
+
 /**
- * `limit N offset $n`: the page size is written into the statement. The service's statements run
- * with generic plans (core/db/orm.ts), which cannot see a parameter's value: with `limit $n` the
- * planner assumed a tenth of the table and chose to hash-join whole tables (an admin's list of
- * 300,000 assays: 0.5 s instead of 5 ms). Sizes are at most 200 integers, so the statement
- * texts stay few; the offset stays a parameter (any page, one statement).
+ * `limit N offset $n`. The service's statements run with generic plans (core/db/orm.ts), which
+ * cannot see a parameter's value: with `limit $n` the planner assumed a tenth of the table and
+ * hash-joined whole tables (an admin's list of 300,000 assays: 0.5 s instead of 5 ms). So the
+ * limit is written into the statement, rounded up to one of four buckets (fetchPage keeps the
+ * first `size` rows) so that a list has four statement texts, not one per size; the offset
+ * stays a parameter (any page, one statement).
  */
 function limit(req: PageRequest): Sql {
-  if (!Number.isSafeInteger(req.size) || req.size < 1) throw new Error(`page size ${req.size} is not a positive integer`);
-  return sql`limit ${raw(String(req.size))} offset ${req.offset}`;
+  const bucket = LIMIT_BUCKETS.find((b) => b >= req.size);
+  if (!bucket || !Number.isSafeInteger(req.size) || req.size < 1) throw new Error(`page size ${req.size} is not between 1 and ${MAX_PAGE_SIZE}`);
+  return sql`limit ${raw(String(bucket))} offset ${req.offset}`;
 }
 
 /**
@@ -159,7 +164,7 @@ export async function fetchPage<Row>(
         left join (select page.*, row_number() over () as __rn from page) p on true order by p.__rn`,
   );
   const n = Number(rows[0]?.__total ?? 0);
-  const items = rows.filter((r) => r.__rn !== null);
+  const items = rows.filter((r) => r.__rn !== null).slice(0, req.size);
   for (const r of items) {
     delete (r as Partial<typeof r>).__rn;
     delete (r as Partial<typeof r>).__total;

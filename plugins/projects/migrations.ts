@@ -47,7 +47,6 @@ export const migrations: db.MigrationDefinition[] = [
          for each row execute function labdata_count_project()`,
       // The other sortable fields of the list (name, code): a page walks an index, never a sort of the tenant.
       `create index project_org_name_idx on project (organization_id, name, id)`,
-      `create index project_org_name_desc_idx on project (organization_id, name desc, id)`,
       `create index project_org_code_idx on project (organization_id, code, id)`,
     ],
   },
@@ -212,10 +211,12 @@ export const migrations: db.MigrationDefinition[] = [
       `create index project_org_updatedat_desc_idx on project (organization_id, updated_at desc, id)`,
       `create index project_org_status_idx on project (organization_id, status, id)`,
       `create index project_org_status_desc_idx on project (organization_id, status desc, id)`,
-      // Replaces projects-0001's (organization_id, visibility): the same prefix, now in id order too.
-      `drop index project_org_visibility_idx`,
-      `create index project_org_visibility_idx on project (organization_id, visibility, id)`,
+      // projects-0001's project_org_visibility_idx (organization_id, visibility) stays: dropping it
+      // would lock the table for reads while the migrations run.
+      `create index project_org_visibility_id_idx on project (organization_id, visibility, id)`,
       `create index project_org_visibility_desc_idx on project (organization_id, visibility desc, id)`,
+      `create index project_org_name_desc_idx on project (organization_id, name desc, id)`,
+      `create index project_org_code_desc_idx on project (organization_id, code desc, id)`,
     ],
   },
 ];

@@ -86,18 +86,19 @@ export class StudyCollectionService {
   }
 
   /**
-   * For a write: locks the collection row until commit (`update` to change or delete it, `share`
-   * to change its studies), so its writers run one after the other and every check below judges
-   * the current row. Any study locks come first (kernel rows before this plugin's).
+   * For a write: locks the collection row until commit (`update` to change or delete it,
+   * `no key update` to change its studies), so its writers run one after the other and every check
+   * below, an `If-Match` included, judges the current state (its studies are part of what a GET
+   * shows). Any study locks come first (kernel rows before this plugin's).
    */
-  async #lock(ctx: OperationContext, id: string, mode: 'update' | 'share') {
+  async #lock(ctx: OperationContext, id: string, mode: 'update' | 'no key update') {
     await db.query(ctx.em, sql`select id from study_collection where id = ${id} and organization_id = ${ctx.actor.organizationId} for ${raw(mode)}`);
     await db.recordLocked(ctx.em);
     return this.#find(ctx, id);
   }
 
   /** For a write: 404 if not viewable, 403 unless the actor may change it. */
-  async #forChange(ctx: OperationContext, id: string, mode: 'update' | 'share') {
+  async #forChange(ctx: OperationContext, id: string, mode: 'update' | 'no key update') {
     const row = await this.#lock(ctx, id, mode);
     if (!row.canChange) throw new errors.ForbiddenError();
     return row;
@@ -161,7 +162,7 @@ export class StudyCollectionService {
     await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       await this.#lockStudy(tx, studyId);
-      await this.#forChange(tx, id, 'share');
+      await this.#forChange(tx, id, 'no key update');
       const study = await studyAccessById(tx, studyId);
       const inserted = await db.query(
         em,
@@ -179,7 +180,7 @@ export class StudyCollectionService {
     await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       await this.#lockStudy(tx, studyId);
-      await this.#forChange(tx, id, 'share');
+      await this.#forChange(tx, id, 'no key update');
       const study = await studyAccessById(tx, studyId);
       const removed = await em.nativeDelete(StudyCollectionStudy, { collectionId: id, studyId });
       if (removed) this.#recordMembership(tx, 'study_collection.study_removed', id, study);

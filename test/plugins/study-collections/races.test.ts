@@ -79,3 +79,16 @@ t.test('the same study added twice at once: one membership, one study_added entr
     t.equal((await events(c.id, 'study_collection.study_added')).length, 1);
   }
 });
+
+t.test('two membership changes under one If-Match: one applies, the other is 412 (the studies are part of the tag)', async (t) => {
+  const p = await createProject(server, alice);
+  for (let i = 0; i < TRIES; i++) {
+    const c = await collection();
+    const [s1, s2] = [(await createStudy(server, alice, p.id)).id, (await createStudy(server, alice, p.id)).id];
+    for (const s of [s1, s2]) t.equal((await server.post(`/api/v1/study-collections/${c.id}/studies/${s}`, undefined, k)).status, 200);
+    const etag = (await server.get(`/api/v1/study-collections/${c.id}`, k)).headers.get('etag')!;
+    const answers = await Promise.all([s1, s2].map((s) => server.delete(`/api/v1/study-collections/${c.id}/studies/${s}`, { ...k, headers: { 'if-match': etag } })));
+    t.same(answers.map((a) => a.status).sort(), [204, 412], 'never both');
+    t.equal((await members(c.id)).length, 1, 'one membership removed');
+  }
+});
