@@ -151,7 +151,13 @@ function limit(req: PageRequest): Sql {
  */
 export async function fetchPage<Row>(
   em: EntityManager,
-  q: { columns: Sql; from: Sql; total?: Sql },
+  q: {
+    columns: Sql;
+    from: Sql;
+    total?: Sql;
+    /** Further columns computed over the page's rows only (called `page`), never over the rows an offset skips: `(select … where x = page.id) as "n"`. */
+    after?: Sql;
+  },
   req: PageRequest,
 ): Promise<{ rows: Row[]; total: number }> {
   const page = sql`select ${q.columns} ${q.from} order by ${req.orderBy} ${limit(req)}`;
@@ -161,7 +167,7 @@ export async function fetchPage<Row>(
     em,
     sql`with page as materialized (${page})
         select p.*, t.__total from (select ${total} as __total) t
-        left join (select page.*, row_number() over () as __rn from page) p on true order by p.__rn`,
+        left join (select page.*, ${q.after ? sql`${q.after}, ` : raw('')}row_number() over () as __rn from page) p on true order by p.__rn`,
   );
   const n = Number(rows[0]?.__total ?? 0);
   const items = rows.filter((r) => r.__rn !== null).slice(0, req.size);

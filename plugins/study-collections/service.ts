@@ -24,11 +24,16 @@ interface CollectionRow {
  * so a collection never reveals how many hidden studies it holds.
  */
 function columns(ctx: OperationContext): Sql {
-  const access = studyAccess(ctx.services, ctx.actor, 'cs');
-  return sql`c.id, c.organization_id as "organizationId", c.name, c.description, c.visibility,
-    (select count(*)::int from study_collection_study m join study cs on cs.id = m.study_id ${access.join}
-      where m.collection_id = c.id and ${access.visible}) as "studyCount",
+  return sql`${ownColumns}, ${studyCount(ctx, 'c')}`;
+}
+
+const ownColumns = sql`c.id, c.organization_id as "organizationId", c.name, c.description, c.visibility,
     c.created_by_id as "createdById", c.created_at as "createdAt", c.updated_at as "updatedAt", c.version`;
+
+function studyCount(ctx: OperationContext, collection: string): Sql {
+  const access = studyAccess(ctx.services, ctx.actor, 'cs');
+  return sql`(select count(*)::int from study_collection_study m join study cs on cs.id = m.study_id ${access.join}
+      where m.collection_id = ${raw(collection)}.id and ${access.visible}) as "studyCount"`;
 }
 
 function toDto(c: CollectionRow) {
@@ -60,7 +65,8 @@ export class StudyCollectionService {
 
   async list(ctx: OperationContext, page: PageRequest) {
     const from = sql`from study_collection c where ${collectionVisibleTo(ctx.actor, 'c')}`;
-    const { rows, total } = await fetchPage<CollectionRow>(ctx.em, { columns: columns(ctx), from }, page);
+    // The counts only for the page's collections (a deep page used to count every skipped one too).
+    const { rows, total } = await fetchPage<CollectionRow>(ctx.em, { columns: ownColumns, from, after: studyCount(ctx, 'page') }, page);
     return { items: rows.map(toDto), total };
   }
 
