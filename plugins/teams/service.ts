@@ -107,21 +107,20 @@ export class TeamService {
   }
 
   /**
-   * Adds and removes members, recording each direction as GOVERNANCE activity. The members are
-   * part of the team's representation, so a change moves its `updatedAt` and `version` (an
-   * update that sends the version it read gets 409 after another admin changed the members).
+   * Adds and removes members, recording each direction as GOVERNANCE activity; true when the
+   * members changed. They are part of the team's representation, so a writer of an existing team
+   * then touches it (`updatedAt` and `version` move: an update that sends the version it read gets
+   * 409 after another admin changed the members); a team just created keeps version 1.
    */
-  async #changeMembers(ctx: OperationContext, team: { id: string; updatedAt: Date } | string, add: string[], remove: string[]) {
-    const teamId = typeof team === 'string' ? team : team.id;
+  async #changeMembers(ctx: OperationContext, teamId: string, add: string[], remove: string[]): Promise<boolean> {
     const current = new Set(await this.#current(ctx, teamId));
     const added = add.filter((id) => !current.has(id));
     const removed = remove.filter((id) => current.has(id));
-    // A team just created (given as its id) keeps version 1 with its first members.
-    if (typeof team !== 'string' && (added.length || removed.length)) team.updatedAt = new Date();
     for (const organizationUserId of added) ctx.em.create(tables.TeamMember, { teamId, organizationUserId });
     if (removed.length) await ctx.em.nativeDelete(tables.TeamMember, { teamId, organizationUserId: { $in: removed } });
     if (added.length) ctx.services.activity.record(ctx.em, ctx.actor, { eventType: 'team.members_added', data: { teamId, organizationUserIds: added } });
     if (removed.length) ctx.services.activity.record(ctx.em, ctx.actor, { eventType: 'team.members_removed', data: { teamId, organizationUserIds: removed } });
+    return added.length + removed.length > 0;
   }
 
   async create(ctx: OperationContext, body: CreateTeamBodyT): Promise<TeamDto> {
@@ -155,7 +154,7 @@ export class TeamService {
       if (body.userIds) {
         const current = await this.#current(tx, id);
         const wanted = await this.#members(tx, body.userIds, true, current);
-        await this.#changeMembers(tx, team, wanted, current.filter((m) => !wanted.includes(m)));
+        if (await this.#changeMembers(tx, id, wanted, current.filter((m) => !wanted.includes(m)))) team.updatedAt = new Date();
       }
     });
     return this.get(ctx, id);
@@ -176,7 +175,7 @@ export class TeamService {
       ctx.services.permissions.assertAdmin(ctx.actor);
       const current = direction === 'add' ? await this.#current(tx, id) : [];
       const members = await this.#members(tx, userIds, direction === 'add', current);
-      await this.#changeMembers(tx, team, direction === 'add' ? members : [], direction === 'remove' ? members : []);
+      if (await this.#changeMembers(tx, id, direction === 'add' ? members : [], direction === 'remove' ? members : [])) team.updatedAt = new Date();
     });
     return this.get(ctx, id);
   }
