@@ -107,6 +107,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     const mount = mountOf(request);
     if (!config.enterprise && mount) return notFound(request, reply);
+    // Answers for one key: no shared cache may keep them (the key travels in X-API-KEY, which
+    // HTTP caches do not treat as credentials). ETags still serve conditional requests.
+    if (mount || isBeta(request)) reply.header('cache-control', 'no-store');
     if (isBeta(request)) {
       // The beta mount is deprecated: name its successor on every response.
       reply.header('deprecation', 'true');
@@ -175,7 +178,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       await docs.register(swaggerUi, {
         routePrefix: '/swagger-ui',
         indexPrefix: '/docs',
-        uiConfig: { url: '/docs/api-docs/public-v1', persistAuthorization: false, displayRequestDuration: true } as never,
+        // `urls` (the spec's group) rather than `url`, which the plugin overrides with its own
+        // copy at a page-relative address that a query string on the page breaks.
+        uiConfig: { urls: [{ url: '/docs/api-docs/public-v1', name: 'public-v1' }], 'urls.primaryName': 'public-v1', persistAuthorization: false, displayRequestDuration: true } as never,
+        // The plugin's policy (its own scripts only, no framing by other sites), except that the
+        // UI sets inline styles as it renders, which style hashes would block.
+        staticCSP: true,
+        transformStaticCSP: (policy: string) => policy.replace(/style-src [^;]*;/, "style-src 'self' 'unsafe-inline';"),
       });
     },
     { prefix: '/docs' },

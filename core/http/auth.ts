@@ -20,10 +20,14 @@ export interface KeyLimiter {
 
 /**
  * The key a request presents: `X-API-KEY: <key>` or `Authorization: ApiKey <key>`. Both at once
- * must name the same key: otherwise none is taken (401), so a revoked or foreign key in one
- * header is never passed over because the other one holds a valid key.
+ * must name the same key, and neither may be repeated: otherwise none is taken (401), so a
+ * revoked or foreign key in one header is never passed over because another holds a valid key.
  */
 export function presentedCredential(request: FastifyRequest): { apiKey?: string; bearer: boolean } {
+  // Node keeps only the first of repeated Authorization headers: a second one (another key, a
+  // bearer token) would pass unseen, so repeated ones present no key at all.
+  const sent = request.raw.headersDistinct.authorization ?? [];
+  if (sent.length > 1) return { bearer: sent.some((value) => /^\s*bearer\b/i.test(value)) };
   const header = typeof request.headers.authorization === 'string' ? request.headers.authorization.trim() : undefined;
   const bearer = header !== undefined && /^bearer\b/i.test(header);
   const inAuthorization = header !== undefined && /^apikey\b/i.test(header) ? (/^apikey\s+(\S+)$/i.exec(header)?.[1] ?? '') : undefined;

@@ -1,9 +1,11 @@
+import crypto from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { envelope, sendEnvelope } from './envelope.ts';
+import { REQUEST_ID_HEADER, requestId } from './request-id.ts';
 
 const HSTS = 'max-age=31536000; includeSubDomains';
 /** Fastify's own default, which a custom server factory has to apply itself. */
@@ -29,13 +31,10 @@ export function tlsServerFactory(tls: { cert: string; key: string }, trustProxy:
 
 function transportHeaders(server: https.Server, req: http.IncomingMessage, res: http.ServerResponse, handler: http.RequestListener) {
   res.setHeader('strict-transport-security', HSTS);
-  if (req.httpVersion === '1.1' && req.headers.host === undefined) {
-    // RFC 9112, 3.2: an HTTP/1.1 request without Host is a 400.
-    const body = JSON.stringify(envelope(400, 'The request has no Host header (HTTP/1.1 requires one)', (req.url ?? '').split('?')[0].slice(0, 200)));
-    res.writeHead(400, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
-    res.end(body);
-    return;
-  }
+  res.setHeader('x-content-type-options', 'nosniff');
+  // RFC 9112, 3.2: an HTTP/1.1 request without Host is a 400.
+  if (req.httpVersion === '1.1' && req.headers.host === undefined) return refuseRequest(req, res, 400, 'The request has no Host header (HTTP/1.1 requires one)');
+  if ((req.url ?? '').length > LONG_REQUEST_LINE) return refuseRequest(req, res, 414, 'The URL is too long');
   // Once the server is closing, a response still in flight ends its keep-alive connection
   // (Node only closes the connections idle at close time): shutdown need not wait for the
   // keep-alive timeout of every client that had a request running.
@@ -47,8 +46,18 @@ function transportHeaders(server: https.Server, req: http.IncomingMessage, res: 
   handler(req, res);
 }
 
-/** A request line longer than this, in a request whose head overflows, is a URL too long (414), not headers (431). */
+/** A URL longer than this is refused (414) before any route or key check sees it. */
 const LONG_REQUEST_LINE = 8 * 1024;
+
+/** The path of a request line or URL as an envelope names it: no query, at most 200 characters. */
+const pathOf = (url: string) => url.split('?')[0].slice(0, 200);
+
+/** Answers a request refused before Fastify sees it: the envelope, a request id, and the connection closed. */
+function refuseRequest(req: http.IncomingMessage, res: http.ServerResponse, status: number, message: string) {
+  const body = JSON.stringify(envelope(status, message, pathOf(req.url ?? '')));
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), [REQUEST_ID_HEADER]: requestId(req), connection: 'close' });
+  res.end(body);
+}
 
 /**
  * Fastify's `clientErrorHandler`: a request Node cannot parse (a head over 16 KiB, a bad header
@@ -67,10 +76,11 @@ export function clientErrorResponse(err: Error & { code?: string; rawPacket?: un
     : err.code === 'HPE_HEADER_OVERFLOW' && (line.length > LONG_REQUEST_LINE || !head.includes('\r\n')) ? [414, 'The URL is too long']
     : err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'The request headers are too large']
     : [400, 'The request is not valid HTTP'];
-  const path = /^[A-Z]+ (\/[^ ?]{0,200})/.exec(line)?.[1] ?? '';
-  const body = JSON.stringify(envelope(status, message, path));
+  const body = JSON.stringify(envelope(status, message, pathOf(/^[A-Z]+ (\/\S*)/.exec(line)?.[1] ?? '')));
+  // The request's own X-Request-Id cannot be read from a head Node refused: a fresh one.
   socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n`
-    + `Content-Length: ${Buffer.byteLength(body)}\r\nStrict-Transport-Security: ${HSTS}\r\nConnection: close\r\n\r\n${body}`);
+    + `Content-Length: ${Buffer.byteLength(body)}\r\nStrict-Transport-Security: ${HSTS}\r\nX-Content-Type-Options: nosniff\r\n`
+    + `X-Request-Id: ${crypto.randomUUID()}\r\nConnection: close\r\n\r\n${body}`);
 }
 
 /**

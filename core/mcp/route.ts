@@ -13,6 +13,9 @@ import type { KernelServices } from '../kernel/services.ts';
 import { executeRead, operationContext } from '../http/operations.ts';
 import type { Actor } from '../auth/api-keys.ts';
 import type { ToolEntry } from './tools.ts';
+import { redactUrl } from '../logging/redact.ts';
+import { sendError } from '../http/envelope.ts';
+import { callerPath } from '../http/beta-alias.ts';
 import { fastCall, okResponse, protocolRefusal, rpcErrorResponse, toolErrorResponse, type FastCall } from './fast-call.ts';
 
 const errorResult = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
@@ -212,6 +215,8 @@ export function registerMcp(
       schema: { hide: true },
       handler: async (_req, reply) => reply.code(405).header('allow', 'POST').send(notAllowed),
     });
+    // Below /mcp nothing exists; as under /api/v1, only a caller with a key learns so (auth runs first).
+    mcp.all('/mcp/*', { schema: { hide: true } }, async (request, reply) => sendError(request, reply, 404, `Route ${request.method} ${callerPath(request)} not found`));
     mcp.post('/mcp', { schema: { hide: true } }, async (request, reply) => {
       const actor = request.actor!;
       const call = fastCall(request, opts.tools);
@@ -229,7 +234,8 @@ export function registerMcp(
         const started = performance.now();
         const entry = opts.tools.get(req.params.name);
         if (!entry) {
-          logToolCall(request.log, actor, req.params.name.slice(0, 128), started, 'unknown_tool');
+          // The name is the client's text: a key pasted into it must not reach the log.
+          logToolCall(request.log, actor, redactUrl(req.params.name.slice(0, 128)), started, 'unknown_tool');
           throw invalidParams(`Unknown tool: ${req.params.name}`);
         }
         const { answer, outcome } = await callTool(entry, req.params.arguments, actor, opts.orm, opts.services, request.log);

@@ -95,6 +95,7 @@ t.test('requests Node cannot parse still get the error envelope (and HSTS)', asy
   const host = 'Host: localhost\r\n';
   const cases: [string, string, number][] = [
     ['a URL over 16 KiB', `GET /api/v1/projects?${'a=1&'.repeat(8000)} HTTP/1.1\r\n${host}\r\n`, 414],
+    ['a URL over 8 KiB', `GET /api/v1/projects?${'a=1&'.repeat(2100)} HTTP/1.1\r\n${host}\r\n`, 414],
     ['3,000 headers', `GET /api/v1/projects HTTP/1.1\r\n${host}${Array.from({ length: 3000 }, (_, i) => `x-h${i}: v\r\n`).join('')}\r\n`, 431],
     ['a header line without a colon', `GET /api/v1/projects HTTP/1.1\r\n${host}not a header\r\n\r\n`, 400],
     ['a bad chunk size', `POST /api/v1/projects HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\n\r\nzz\r\n`, 400],
@@ -105,6 +106,7 @@ t.test('requests Node cannot parse still get the error envelope (and HSTS)', asy
     const [top, body] = response.split('\r\n\r\n');
     t.match(top, new RegExp(`^HTTP/1.1 ${status} `), `${what}: ${status}`);
     t.match(top, /strict-transport-security: max-age=/i, `${what}: HSTS`);
+    t.match(top, /\r\nx-request-id: [0-9a-f-]{36}\r\n/i, `${what}: a request id`);
     const parsed = JSON.parse(body);
     t.same(Object.keys(parsed).sort(), ['error', 'message', 'path', 'statusCode', 'timestamp'], `${what}: the envelope`);
     t.equal(parsed.statusCode, status);
@@ -144,4 +146,30 @@ t.test('every error after authentication carries the envelope', async (t) => {
   assertEnvelope(t, await server.request('POST', '/api/v1/projects', { ...k, body: '<x/>', headers: { 'content-type': 'application/xml' } }), 415);
   assertEnvelope(t, await server.request('POST', '/api/v1/projects', { ...k, body: '{"code":', headers: json }), 400);
   assertEnvelope(t, await server.get(`/api/v1/projects/not-a-uuid`, k), 400);
+});
+
+t.test('repeated Authorization headers present no key: 401, whichever comes first', async (t) => {
+  const host = 'Host: localhost\r\n';
+  const bob = await server.member(org);
+  for (const [first, second] of [[`ApiKey ${alice.key}`, 'Bearer abc'], ['Bearer abc', `ApiKey ${alice.key}`], [`ApiKey ${bob.key}`, `ApiKey ${alice.key}`], [`ApiKey ${alice.key}`, `ApiKey ${alice.key}`]]) {
+    const response = await rawExchange(`GET /api/v1/projects HTTP/1.1\r\n${host}Authorization: ${first}\r\nAuthorization: ${second}\r\nConnection: close\r\n\r\n`);
+    t.match(response, /^HTTP\/1.1 401 /, `${first.split(' ')[0]} then ${second.split(' ')[0]}`);
+  }
+  t.equal((await server.get('/api/v1/projects', { headers: { authorization: `ApiKey ${alice.key}` } })).status, 200, 'one header still authenticates');
+});
+
+t.test('below /mcp the key is checked first: 401 without one, a 404 envelope with one', async (t) => {
+  for (const path of ['/mcp/', '/mcp/x', '/mcp/tools/list']) {
+    assertUnauthorized(t, await server.get(path));
+    assertUnauthorized(t, await server.request('POST', path, { body: '{}', headers: json }));
+    assertEnvelope(t, await server.get(path, k), 404);
+  }
+});
+
+t.test('answers for a key are never stored by shared caches, and never sniffed', async (t) => {
+  for (const res of [await server.get('/api/v1/projects', k), await server.get('/api/beta/projects', k), await server.get('/api/v1/projects'), await server.get('/docs/api-docs/public-v1', k)]) {
+    t.equal(res.headers.get('cache-control'), 'no-store');
+    t.equal(res.headers.get('x-content-type-options'), 'nosniff');
+  }
+  t.equal((await server.get('/healthz')).headers.get('x-content-type-options'), 'nosniff');
 });

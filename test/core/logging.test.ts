@@ -22,3 +22,16 @@ t.test('every request log line has a request id; authenticated lines name the ke
   const text = JSON.stringify(lines);
   t.notOk(text.includes(secret), 'the secret never appears in the logs');
 });
+
+t.test('a key sent as an MCP tool name is not logged', async (t) => {
+  lines.length = 0;
+  const res = await server.request('POST', '/mcp', {
+    key: alice.key,
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: alice.key, arguments: {} } }),
+  });
+  t.equal(res.status, 200);
+  const call = lines.find((l) => l.msg === 'tool call');
+  t.equal(call?.outcome, 'unknown_tool', 'the call was logged');
+  t.notOk(JSON.stringify(lines).includes(alice.key.split('.')[1]), 'without the secret');
+});

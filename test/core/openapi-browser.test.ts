@@ -36,30 +36,37 @@ const browser = await chromium.launch({
 t.teardown(() => browser.close());
 
 /** A page whose requests under /docs carry the key, as a header-adding browser extension does. */
-async function docsPage(): Promise<{ page: Page; failures: string[]; apiKeys: (string | undefined)[] }> {
+async function docsPage(): Promise<{ page: Page; failures: string[]; apiKeys: (string | undefined)[]; documents: string[] }> {
   // The test server's certificate is trusted by the test processes, not by this browser profile.
   const context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 1600 } });
   const page = await context.newPage();
   const failures: string[] = [];
   const apiKeys: (string | undefined)[] = [];
+  const documents: string[] = [];
   await page.route('**/docs/**', (route) => route.continue({ headers: { ...route.request().headers(), 'x-api-key': member.key } }));
   page.on('response', (res) => {
     if (res.status() >= 400) failures.push(`${res.status()} ${res.url()}`);
+    if ((res.headers()['content-type'] ?? '').startsWith('application/json') && new URL(res.url()).pathname.startsWith('/docs/')) documents.push(new URL(res.url()).pathname);
+  });
+  // A script or style the page's content security policy blocks shows up here.
+  page.on('console', (message) => {
+    if (message.type() === 'error') failures.push(`console: ${message.text()}`);
   });
   page.on('request', (req) => {
     if (new URL(req.url()).pathname.startsWith('/api/v1/')) apiKeys.push(req.headers()['x-api-key']);
   });
-  return { page, failures, apiKeys };
+  return { page, failures, apiKeys, documents };
 }
 
 t.test('the explorer renders every operation and "Try it out" answers 200', async (t) => {
-  const { page, failures, apiKeys } = await docsPage();
+  const { page, failures, apiKeys, documents } = await docsPage();
   const response = await page.goto(server.url + '/docs/swagger-ui');
   t.equal(response?.status(), 200, 'the page at the spec address, without a trailing slash');
   await page.locator('.opblock').nth(99).waitFor({ timeout: 60_000 });
   const rendered = await page.locator('.opblock').count();
   t.ok(rendered >= 100, `${rendered} operations rendered`);
   t.same(failures, [], 'every script, style and the document loaded');
+  t.same(documents, ['/docs/api-docs/public-v1'], 'the document is the spec\'s OpenAPI address (group public-v1)');
 
   // Authorize with the X-API-KEY scheme through the UI's dialog.
   await page.locator('.auth-wrapper button.authorize').click();
@@ -82,4 +89,13 @@ t.test('the explorer renders every operation and "Try it out" answers 200', asyn
   const screenshot = path.join(t.testdir(), 'swagger-ui.png');
   await page.screenshot({ path: screenshot, fullPage: false });
   t.ok(statSync(screenshot).size > 10_000, `screenshot written to ${screenshot}`);
+});
+
+t.test('a query string on the explorer address does not stop it from rendering', async (t) => {
+  const { page, failures, documents } = await docsPage();
+  const response = await page.goto(server.url + '/docs/swagger-ui?urls.primaryName=public-v1');
+  t.equal(response?.status(), 200);
+  await page.locator('.opblock').nth(99).waitFor({ timeout: 60_000 });
+  t.same(failures, []);
+  t.same(documents, ['/docs/api-docs/public-v1']);
 });
