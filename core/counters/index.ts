@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { IsolationLevel, type EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../auth/api-keys.ts';
 import { raw, sql, type Sql } from '../db/sql.ts';
 import { writeTransaction } from '../db/transaction.ts';
@@ -20,7 +20,7 @@ import { Startup } from '../kernel/startup.ts';
  * O(the caller's grants), never O(rows).
  *
  * Rows that arrive without the triggers (a restore, a load with triggers disabled) are counted
- * by `labdata recount`, which rebuilds both tables from the data while writers wait.
+ * by `labdata recount`, which corrects every counter from the rows while writers go on.
  */
 export const NIL_ACTOR = '00000000-0000-0000-0000-000000000000';
 
@@ -28,14 +28,22 @@ export const NIL_ACTOR = '00000000-0000-0000-0000-000000000000';
 export interface CounterSource {
   plugin: string;
   tables: string[];
+  /** `insert ... select` statements filling the counter tables (the kernel's and `counters`) from the rows. */
   statements: string[];
   /** Statements that derive from the rebuilt counters themselves: run after every source's `statements`. */
   derived?: string[];
+  /** Counter tables of the plugin's own (primary key: its keys and `shard`; count `n`) that `derived` fills. */
+  counters?: string[];
+  /** Updates that mend denormalized columns of the data itself; each runs in a short transaction of its own. */
+  repairs?: string[];
 }
 
 export type Progress = (step: string, done: number, total: number) => void;
 
 const RECOUNT_ATTEMPTS = 20;
+/** The shard that holds recount corrections; writers' triggers use 0-7 (`pg_backend_pid() % 8`). */
+const CORRECTION_SHARD = 8;
+const KERNEL_COUNTERS = ['visibility_count', 'record_count'];
 
 export class CounterService {
   #sources: CounterSource[] = [];
@@ -53,40 +61,72 @@ export class CounterService {
   }
 
   /**
-   * Rebuilds every counter from the rows, in one transaction. `share` locks on the counted
-   * tables make writers wait (not fail) meanwhile, so the result is exact even while the
-   * service runs; running it twice gives the same counts. The locks are taken one table after
-   * another, so a writer holding one of them and waiting for another deadlocks with the recount:
-   * PostgreSQL then fails one of the two, and either is run again (writers by their own
-   * writeTransaction, the recount here, up to RECOUNT_ATTEMPTS times with growing pauses).
+   * Makes every counter exact again, without stopping writers. In one REPEATABLE READ snapshot
+   * it counts the rows into temporary tables that shadow the counter tables (the sources' SQL
+   * runs unchanged), and adds the difference to what the counters say in that same snapshot
+   * as correction rows (shard 8). Triggers keep counters in the writing transaction, so the
+   * snapshot's counters and rows agree on every write, and what commits after it adds to both
+   * sides alike: the sum is exact. Writers never wait for it (it locks no row they write), and
+   * a second run adds nothing. Recounts take turns (a self-conflicting table lock, taken before
+   * the snapshot).
    */
   async recount(em: EntityManager, progress: Progress = () => {}): Promise<{ statements: number }> {
-    const tables = [...new Set(this.#sources.flatMap((s) => s.tables))].sort();
-    const statements = [
-      ...this.#sources.flatMap((s) => s.statements.map((text, i) => ({ name: `${s.plugin} ${i + 1}`, text }))),
-      ...this.#sources.flatMap((s) => (s.derived ?? []).map((text, i) => ({ name: `${s.plugin} derived ${i + 1}`, text }))),
-    ];
-    const total = statements.length + 2;
+    const repairs = this.#sources.flatMap((s) => (s.repairs ?? []).map((text, i) => ({ name: `${s.plugin} repair ${i + 1}`, text })));
+    const counts = this.#sources.flatMap((s) => s.statements.map((text, i) => ({ name: `${s.plugin} ${i + 1}`, text })));
+    const derived = this.#sources.flatMap((s) => (s.derived ?? []).map((text, i) => ({ name: `${s.plugin} derived ${i + 1}`, text })));
+    const statements = [...counts, ...derived];
+    const counters = [...KERNEL_COUNTERS, ...this.#sources.flatMap((s) => s.counters ?? [])];
+    const total = repairs.length + 1 + statements.length + counters.length;
+    let done = 0;
+    for (const repair of repairs) {
+      progress(repair.name, done++, total);
+      await writeTransaction(em, (tx) => tx.execute(repair.text), { attempts: RECOUNT_ATTEMPTS });
+    }
+    const started = done;
     await writeTransaction(em, async (tx) => {
-      progress('lock', 0, total);
-      if (tables.length) await tx.execute(`lock table ${tables.join(', ')} in share mode`);
-      // Triggers that derive counts from counts stand aside while those are rebuilt.
+      done = started;
+      progress('snapshot', done++, total);
+      // SHARE UPDATE EXCLUSIVE conflicts with itself, not with writers' ROW EXCLUSIVE; LOCK takes
+      // no snapshot, so a recount that waited here sees the corrections of the one before it.
+      await tx.execute(`lock table ${counters.join(', ')} in share update exclusive mode`);
+      const [{ schema }] = await tx.execute<{ schema: string }[]>('select current_schema() as schema');
+      const quoted = `"${schema.replace(/"/g, '""')}"`;
+      // The trigger that passes count changes on to grant holders stands aside: their
+      // corrections are computed here like every other table's.
       await tx.execute(`set local labdata.recount = 'on'`);
       // The rebuild reads whole tables: let it use parallel workers (the service's connections
       // start none, core/db/orm.ts, and that is their session default, so it is named here).
       await tx.execute('set local max_parallel_workers_per_gather = 2');
-      await tx.execute('delete from visibility_count');
-      await tx.execute('delete from record_count');
-      progress('clear', 1, total);
-      let done = 1;
+      // Temporary tables come first in the search path: the sources' statements fill these.
+      for (const table of counters) await tx.execute(`create temp table ${table} (like ${quoted}.${table} including defaults including indexes) on commit drop`);
       for (const s of statements) {
+        // Derived counts read the rebuilt ones by key: give the planner their real size first.
+        if (s === derived[0]) await tx.execute(`analyze ${counters.map((table) => `pg_temp.${table}`).join(', ')}`);
+        progress(s.name, done++, total);
         await tx.execute(s.text);
-        progress(s.name, ++done, total);
       }
-    }, { attempts: RECOUNT_ATTEMPTS });
+      for (const table of counters) {
+        progress(`correct ${table}`, done++, total);
+        await tx.execute(await correction(tx, quoted, table));
+      }
+    }, { attempts: RECOUNT_ATTEMPTS, isolationLevel: IsolationLevel.REPEATABLE_READ });
     progress('done', total, total);
-    return { statements: statements.length };
+    return { statements: repairs.length + statements.length };
   }
+}
+
+/** Adds (rows counted) − (counters) per key of `table`, where they differ, to its correction shard. */
+async function correction(tx: EntityManager, schema: string, table: string): Promise<string> {
+  const columns = await tx.execute<{ name: string }[]>(
+    `select a.attname as name from pg_index i join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any (i.indkey)
+      where i.indrelid = '${schema}.${table}'::regclass and i.indisprimary order by a.attnum`,
+  );
+  const keys = columns.map((c) => c.name).filter((name) => name !== 'shard').join(', ');
+  return `insert into ${schema}.${table} as c (${keys}, shard, n)
+    select ${keys}, ${CORRECTION_SHARD}, sum(n) from (
+      select ${keys}, n from pg_temp.${table} union all select ${keys}, -n from ${schema}.${table}) x
+    group by ${keys} having sum(n) <> 0
+    on conflict (${keys}, shard) do update set n = c.n + excluded.n`;
 }
 
 /** `(select sum ...)` of an organization's counts of `kind` in the given classes (all when omitted). */

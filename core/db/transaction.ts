@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager, IsolationLevel } from '@mikro-orm/postgresql';
 import { ConflictError } from '../errors.ts';
 import { isTransientConflict } from './errors.ts';
 
@@ -17,6 +17,8 @@ export class RestartTransaction extends ConflictError {
 export interface WriteTransactionOptions {
   /** Runs in all (default 5); the last failure is thrown (a 409 through core/db/errors.ts). */
   attempts?: number;
+  /** READ COMMITTED unless given (a recount counts in one REPEATABLE READ snapshot). */
+  isolationLevel?: IsolationLevel;
 }
 
 const BASE_DELAY_MS = 5;
@@ -78,7 +80,7 @@ export async function writeTransaction<T>(em: EntityManager, work: (em: EntityMa
   const run = check ? (tx: EntityManager) => pending.run({ check }, async () => (await check(tx), work(tx))) : work;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await em.transactional(run, { clear: true });
+      return await em.transactional(run, { clear: true, isolationLevel: options.isolationLevel });
     } catch (err) {
       const retryable = err instanceof RestartTransaction || isTransientConflict(err);
       if (!retryable || attempt >= attempts) throw err;

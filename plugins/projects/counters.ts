@@ -7,9 +7,17 @@ import type { counters } from '../../core/public.ts';
 export const projectCounters: counters.CounterSource = {
   plugin: 'projects',
   tables: ['project', 'project_member', 'activity'],
-  statements: [
-    `update project_member pm set project_visibility = p.visibility from project p
+  // Grants carry their project's visibility; a load may leave it unset. The projects are locked
+  // (only those with a stale grant) so that a visibility change meanwhile is not undone.
+  repairs: [
+    `update project_member pm set project_visibility = p.visibility
+       from (select id, visibility from project
+              where id in (select g.project_id from project_member g join project q on q.id = g.project_id
+                            where g.project_visibility is distinct from q.visibility)
+                for share) p
       where p.id = pm.project_id and pm.project_visibility is distinct from p.visibility`,
+  ],
+  statements: [
     `insert into visibility_count (organization_id, kind, class, n)
        select organization_id, 'project', visibility, count(*) from project group by 1, 3`,
     `insert into visibility_count (organization_id, kind, class, category, actor_id, n)
@@ -24,8 +32,8 @@ export const projectCounters: counters.CounterSource = {
         where x.record_id is not null group by 1, 3`,
   ],
   // Per grant holder (migration projects-0004): the rebuilt counts of the PRIVATE projects it is granted.
+  counters: ['grant_count'],
   derived: [
-    `delete from grant_count`,
     `insert into grant_count (holder_id, kind, category, n)
        select coalesce(pm.organization_user_id, pm.team_id), x.kind, x.category, sum(x.n)
          from project_member pm join project p on p.id = pm.project_id and p.visibility = 'PRIVATE'

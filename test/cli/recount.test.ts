@@ -1,5 +1,6 @@
 // `labdata migrate`, `bootstrap` and `recount` as an operator runs them (issue 10's recount verb and
 // issue 12, point 6's progress): without a TTY each step is one plain line on stderr.
+import pg from 'pg';
 import t from 'tap';
 import { createTestDatabase } from '../support/db.ts';
 import { startTestServer } from '../support/server.ts';
@@ -84,8 +85,11 @@ t.test('recount repairs totals after a load that bypassed the triggers; a second
   t.match(res.json, { statements: Number, durationMs: Number });
   t.ok(res.json.statements > 0);
   const lines = progressLines(res.stderr, 'recount');
-  const total = res.json.statements + 2;
-  t.equal(lines[0], `recount 0/${total} lock`, 'progress starts with the lock');
+  // The statements, the snapshot, and one correction per counter table.
+  const total = Number(/\/(\d+) done$/.exec(lines.at(-1) ?? '')?.[1]);
+  t.ok(total > res.json.statements + 1, `${total} steps`);
+  t.match(lines[0], new RegExp(`^recount 0/${total} `), 'progress starts at 0');
+  t.ok(lines.includes(`recount ${total - 1}/${total} correct grant_count`), 'and corrects each counter table, the last before done');
   t.equal(lines.at(-1), `recount ${total}/${total} done`);
   t.equal(lines.length, total + 1, 'one line per step');
   t.same(await totals(), rows, 'REST totals equal count(*) after the recount');
@@ -128,6 +132,43 @@ t.test('recount while the service takes writes: it completes every time, no writ
   t.same(failures, [], 'every write answered 2xx');
   const [row] = await server.sql<{ n: string }>('select count(*) as n from project where organization_id = ?', [org]);
   t.equal((await server.get('/api/v1/projects?size=1', { key: admin.key })).body.totalElements, Number(row.n), 'the total equals count(*)');
+});
+
+t.test('writers and readers never wait for a recount: a write completes while the recount is held up mid-count', async (t) => {
+  const server = await startTestServer(t, { databaseUrl });
+  const org = await server.organization('Unhurried');
+  const admin = await server.admin(org);
+  const study = await server.post('/api/v1/studies', { projectId: (await server.post('/api/v1/projects', { code: 'U', name: 'U', description: 'd' }, { key: admin.key })).body.id, name: 'S' }, { key: admin.key });
+  // Hold the recount up where it counts assays: it has its snapshot and its locks by then.
+  const blocker = new pg.Client({ connectionString: server.databaseUrl });
+  await blocker.connect();
+  t.teardown(() => blocker.end());
+  await blocker.query('begin');
+  await blocker.query('lock table assay in access exclusive mode');
+  const recount = cli(['recount']);
+  for (let waited = 0; ; waited += 50) {
+    const [row] = await server.sql<{ n: string }>(`select count(*) as n from pg_locks l join pg_class c on c.oid = l.relation where c.relname = 'assay' and not l.granted`);
+    if (Number(row.n) > 0) break;
+    if (waited > 30_000) throw new Error('the recount never reached the assays');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const slow = new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 10_000));
+  const writes = Promise.all([
+    server.post('/api/v1/projects', { code: 'W', name: 'Written meanwhile', description: 'd', visibility: 'PRIVATE' }, { key: admin.key }),
+    server.put(`/api/v1/studies/${study.body.id}`, { name: 'Renamed meanwhile' }, { key: admin.key }),
+    server.get('/api/v1/activity?size=1', { key: admin.key }),
+  ]);
+  const answered = await Promise.race([writes, slow]);
+  t.not(answered, 'waited', 'a create, an update and a feed read answered while the recount ran');
+  if (answered !== 'waited') t.same(answered.map((res) => res.status), [201, 200, 200]);
+  await blocker.query('rollback');
+  const res = await recount;
+  t.equal(res.code, 0, res.stderr);
+  // What committed after the recount's snapshot is counted once: totals equal count(*).
+  for (const [path, table] of [['/api/v1/projects?size=1', 'project'], ['/api/v1/activity?size=1', 'activity'], ['/api/v1/studies?size=1', 'study']]) {
+    const [row] = await server.sql<{ n: string }>(`select count(*) as n from ${table} where organization_id = ?`, [org]);
+    t.equal((await server.get(path, { key: admin.key })).body.totalElements, Number(row.n), `${path}: the total equals count(*)`);
+  }
 });
 
 t.test('two migrations started together on an empty database take turns: both succeed, each migration applied once', async (t) => {
