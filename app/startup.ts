@@ -23,7 +23,7 @@ export function firstLine(err: unknown): string {
 export async function ensureDataDir(dataDir: string): Promise<void> {
   const fix = 'set LABDATA_DATA_DIR to a writable directory';
   try {
-    await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
+    await makeDirectory(dataDir);
   } catch (err) {
     throw new StartupError(`cannot create the data directory ${dataDir} (${errno(err) ?? firstLine(err)}): ${fix}`);
   }
@@ -33,6 +33,24 @@ export async function ensureDataDir(dataDir: string): Promise<void> {
     await fs.unlink(probe);
   } catch (err) {
     throw new StartupError(`the data directory ${dataDir} is not writable (${errno(err) ?? firstLine(err)}): ${fix}`);
+  }
+}
+
+/**
+ * `mkdir -p` with mode 0700, one level at a time: Node's recursive mkdir retries for ever where
+ * a directory cannot be created and yet is not there (`/proc/x`), and start-up would hang.
+ */
+async function makeDirectory(dir: string): Promise<void> {
+  try {
+    await fs.mkdir(dir, { mode: 0o700 });
+  } catch (err) {
+    if (errno(err) === 'EEXIST') return;
+    const parent = path.dirname(dir);
+    if (errno(err) !== 'ENOENT' || parent === dir) throw err;
+    await makeDirectory(parent);
+    await fs.mkdir(dir, { mode: 0o700 }).catch((again: unknown) => {
+      if (errno(again) !== 'EEXIST') throw again;
+    });
   }
 }
 

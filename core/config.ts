@@ -31,6 +31,33 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
+/** Parses a 32-byte key given as base64 (44 chars), base64url or hex (64 chars). */
+export function parseSecretKey(value: string, source = 'LABDATA_SECRET_KEY'): Buffer {
+  const text = value.trim();
+  const key = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, text.includes('-') || text.includes('_') ? 'base64url' : 'base64');
+  if (key.length !== 32) throw new ConfigError(`${source} must be 32 bytes as base64 or hex (e.g. \`openssl rand -base64 32\`)`);
+  return key;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A host name or IP address, optionally with a port or as a URL (how /mcp's host check reads it). */
+function isHost(value: string): boolean {
+  try {
+    return new URL(value.includes('://') ? value : `http://${value}`).hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** A comma-separated list whose every item must match `item`, else a one-line error naming the bad one. */
+function checkedList(name: string, value: string | undefined, valid: (item: string) => boolean, what: string): string[] {
+  const items = list(value) ?? [];
+  const bad = items.find((entry) => !valid(entry));
+  if (bad !== undefined) throw new ConfigError(`${name} must be comma-separated ${what}, got "${bad}"`);
+  return items;
+}
+
 function bool(name: string, value: string | undefined, fallback: boolean): boolean {
   if (value === undefined || value === '') return fallback;
   if (/^(true|1|yes)$/i.test(value)) return true;
@@ -72,6 +99,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!Number.isInteger(jobConcurrency) || jobConcurrency < 1 || jobConcurrency > 256) {
     throw new ConfigError(`LABDATA_JOB_CONCURRENCY must be a whole number from 1 to 256, got "${env.LABDATA_JOB_CONCURRENCY}"`);
   }
+  const logLevel = (env.LABDATA_LOG_LEVEL || 'info').trim().toLowerCase();
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LABDATA_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LABDATA_LOG_LEVEL}"`);
+  }
+  // Checked here, so that a malformed key stops start-up in one line before anything else runs.
+  if (env.LABDATA_SECRET_KEY) parseSecretKey(env.LABDATA_SECRET_KEY);
   return {
     databaseUrl: env.LABDATA_DATABASE_URL || undefined,
     dataDir: path.resolve(env.LABDATA_DATA_DIR || './.data'),
@@ -82,10 +115,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: bool('LABDATA_TRUST_PROXY', env.LABDATA_TRUST_PROXY, false),
     plugins: list(env.LABDATA_PLUGINS),
     enterprise: bool('LABDATA_ENTERPRISE', env.LABDATA_ENTERPRISE, true),
-    mcpAllowedHosts: list(env.LABDATA_MCP_ALLOWED_HOSTS) ?? [],
+    mcpAllowedHosts: checkedList('LABDATA_MCP_ALLOWED_HOSTS', env.LABDATA_MCP_ALLOWED_HOSTS, isHost, 'host names'),
     publicUrl: publicUrl(env.LABDATA_PUBLIC_URL),
-    metricsOrganizations: list(env.LABDATA_METRICS_ORGANIZATIONS) ?? [],
-    logLevel: env.LABDATA_LOG_LEVEL || 'info',
+    metricsOrganizations: checkedList('LABDATA_METRICS_ORGANIZATIONS', env.LABDATA_METRICS_ORGANIZATIONS, (id) => UUID.test(id), 'organization ids (UUIDs)'),
+    logLevel,
     secretKey: env.LABDATA_SECRET_KEY || undefined,
     jobConcurrency,
     rateLimitPerMinute: rateLimit,

@@ -11,18 +11,13 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config.ts';
-import { ConfigError } from './config.ts';
+import { parseSecretKey } from './config.ts';
 
 const VERSION = 'v1';
 const KEY_FILE = 'secret.key';
 
-/** Parses a 32-byte key given as base64 (44 chars), base64url or hex (64 chars). */
-export function parseSecretKey(value: string, source = 'LABDATA_SECRET_KEY'): Buffer {
-  const text = value.trim();
-  const key = /^[0-9a-f]{64}$/i.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text, text.includes('-') || text.includes('_') ? 'base64url' : 'base64');
-  if (key.length !== 32) throw new ConfigError(`${source} must be 32 bytes as base64 or hex (e.g. \`openssl rand -base64 32\`)`);
-  return key;
-}
+/** Parsing the key is configuration (checked at start-up); sealing uses it. */
+export { parseSecretKey } from './config.ts';
 
 export function encryptSecret(plain: string, key: Buffer): string {
   const iv = crypto.randomBytes(12);

@@ -62,7 +62,14 @@ export function renameTemplate(text: string, names: ResourceNames, target: strin
     .replace(/Keyword/g, names.pascal)
     .replace(/keyword(?=[A-Z])/g, names.camel)
     .replace(/keywords/g, names.plural)
-    .replace(/keyword/g, names.singular);
+    .replace(/keyword/g, names.singular)
+    // "a keyword" becomes "an instrument".
+    .replace(/\b([Aa]) (?=[aeiou])/g, (m, article: string, offset: number, all: string) => (startsName(all.slice(offset + 2), names) ? `${article}n ` : m));
+}
+
+/** Whether `text` starts with one of the resource's renamed spellings. */
+function startsName(text: string, names: ResourceNames): boolean {
+  return [names.singular, names.camel, names.plural].some((spelling) => text.startsWith(spelling) && !/[a-z]/i.test(text[spelling.length] ?? ''));
 }
 
 /** Copies the template into `<into>/<name>`; refuses a bad name or an existing folder. Returns the folder. */

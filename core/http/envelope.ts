@@ -69,6 +69,7 @@ export function fieldErrors(issues: AjvIssue[], context: string | undefined): Fi
     if (issue.keyword === 'additionalProperties') message = 'is not a known field';
     if (issue.keyword === 'format' && issue.params.format === 'uuid') message = 'must be a UUID';
     if (issue.keyword === 'format' && issue.params.format === 'email') message = 'must be an e-mail address';
+    if (issue.keyword === 'enum' && Array.isArray(issue.params.allowedValues)) message = `must be one of ${issue.params.allowedValues.join(', ')}`;
     if (out.some((e) => e.field === field && e.message === message)) continue;
     const item = { field, message };
     out.push(item);

@@ -22,7 +22,7 @@ const FIRST_BYTE_TIMEOUT_MS = 30_000;
 export function tlsServerFactory(tls: { cert: string; key: string }, trustProxy: boolean) {
   return (handler: http.RequestListener): https.Server => {
     // Host is checked in transportHeaders, so that its 400 carries the envelope (Node's has none).
-    const server = https.createServer({ cert: tls.cert, key: tls.key, requireHostHeader: false }, (req, res) => transportHeaders(server, req, res, handler));
+    const server = https.createServer({ cert: tls.cert, key: tls.key, requireHostHeader: false, maxHeaderSize: PARSER_HEAD_LIMIT }, (req, res) => transportHeaders(server, req, res, handler));
     server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
     if (trustProxy) acceptPlainHttpFromProxy(server, (req, res) => transportHeaders(server, req, res, handler));
     return server;
@@ -35,6 +35,7 @@ function transportHeaders(server: https.Server, req: http.IncomingMessage, res: 
   // RFC 9112, 3.2: an HTTP/1.1 request without Host is a 400.
   if (req.httpVersion === '1.1' && req.headers.host === undefined) return refuseRequest(req, res, 400, 'The request has no Host header (HTTP/1.1 requires one)');
   if ((req.url ?? '').length > LONG_REQUEST_LINE) return refuseRequest(req, res, 414, 'The URL is too long');
+  if (headSize(req) > HEAD_LIMIT) return refuseRequest(req, res, 431, 'The request headers are too large');
   // Once the server is closing, a response still in flight ends its keep-alive connection
   // (Node only closes the connections idle at close time): shutdown need not wait for the
   // keep-alive timeout of every client that had a request running.
@@ -48,6 +49,20 @@ function transportHeaders(server: https.Server, req: http.IncomingMessage, res: 
 
 /** A URL longer than this is refused (414) before any route or key check sees it. */
 const LONG_REQUEST_LINE = 8 * 1024;
+/** A request head larger than this is refused (431). */
+const HEAD_LIMIT = 16 * 1024;
+/**
+ * Node's parser takes heads up to this size, so that the two limits above are judged on the
+ * parsed request (a URL of 12 KiB is a 414, not the parser's overflow); past it, clientErrorResponse.
+ */
+const PARSER_HEAD_LIMIT = 64 * 1024;
+
+/** The size of a request's head as sent: request line and header lines. */
+function headSize(req: http.IncomingMessage): number {
+  let size = (req.method ?? '').length + (req.url ?? '').length + 12;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) size += req.rawHeaders[i].length + req.rawHeaders[i + 1].length + 4;
+  return size;
+}
 
 /** The path of a request line or URL as an envelope names it: no query, at most 200 characters. */
 const pathOf = (url: string) => url.split('?')[0].slice(0, 200);
@@ -58,6 +73,13 @@ function refuseRequest(req: http.IncomingMessage, res: http.ServerResponse, stat
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), [REQUEST_ID_HEADER]: requestId(req), connection: 'close' });
   res.end(body);
 }
+
+/**
+ * Whether the packet on which the parser overflowed is part of the request line: a long request
+ * line, no line end yet, or the end of the request line (`… HTTP/1.1`) seen from the middle of it.
+ */
+const urlOverflowed = (head: string, line: string) =>
+  line.length > LONG_REQUEST_LINE || !head.includes('\r\n') || (!/^[A-Z]+ /.test(line) && /^\S* HTTP\/1\.[01]$/.test(line));
 
 /**
  * Fastify's `clientErrorHandler`: a request Node cannot parse (a head over 16 KiB, a bad header
@@ -73,7 +95,7 @@ export function clientErrorResponse(err: Error & { code?: string; rawPacket?: un
   const head = Buffer.isBuffer(err.rawPacket) ? err.rawPacket.toString('latin1') : '';
   const line = head.split('\r\n', 1)[0];
   const [status, message] = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'The request took too long to arrive']
-    : err.code === 'HPE_HEADER_OVERFLOW' && (line.length > LONG_REQUEST_LINE || !head.includes('\r\n')) ? [414, 'The URL is too long']
+    : err.code === 'HPE_HEADER_OVERFLOW' && urlOverflowed(head, line) ? [414, 'The URL is too long']
     : err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'The request headers are too large']
     : [400, 'The request is not valid HTTP'];
   const body = JSON.stringify(envelope(status, message, pathOf(/^[A-Z]+ (\/\S*)/.exec(line)?.[1] ?? '')));
@@ -102,7 +124,7 @@ export async function proxyTransportGuard(request: FastifyRequest, reply: Fastif
  * request fails the TLS handshake and gets no response at all.
  */
 export function acceptPlainHttpFromProxy(server: https.Server, handler: http.RequestListener): http.Server {
-  const plain = http.createServer({ requireHostHeader: false }, handler);
+  const plain = http.createServer({ requireHostHeader: false, maxHeaderSize: PARSER_HEAD_LIMIT }, handler);
   plain.keepAliveTimeout = server.keepAliveTimeout;
   // Node tracks a server's connections (for closeIdleConnections and request timeouts) from
   // its 'listening' event; `plain` never listens itself, its sockets come from `server`.

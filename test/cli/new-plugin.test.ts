@@ -69,3 +69,11 @@ t.test('the generated plugin type-checks and serves its resource', async (t) => 
   const [event] = await server.sql(`select category from activity where event_type = 'lab_device.created'`);
   t.same(event, { category: 'ADMINISTRATIVE' });
 });
+
+t.test('a name starting with a vowel gets "an" where the template says "a keyword"', async (t) => {
+  const res = await runCli(['new-plugin', 'instruments', '--into', into], env);
+  t.equal(res.code, 0, res.stderr);
+  const service = readFileSync(join(scratch, 'instruments', 'service.ts'), 'utf8');
+  t.match(service, 'An instrument with value');
+  t.notMatch(service, /\bA instrument/);
+});

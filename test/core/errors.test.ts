@@ -138,6 +138,8 @@ t.test('body validation failures list every violation', async (t) => {
   const fields = res.body.errors.map((e: { field: string }) => e.field);
   for (const f of ['code', 'name', 'description', 'visibility']) t.ok(fields.includes(f), `names ${f}`);
   for (const e of res.body.errors) t.match(res.body.details, e.field);
+  // An enum's message names the values it takes.
+  t.same(res.body.errors.find((e: { field: string }) => e.field === 'visibility'), { field: 'visibility', message: 'must be one of PUBLIC, PROTECTED, PRIVATE' });
 });
 
 t.test('401 and 403 have empty bodies', async (t) => {

@@ -96,6 +96,10 @@ t.test('requests Node cannot parse still get the error envelope (and HSTS)', asy
   const cases: [string, string, number][] = [
     ['a URL over 16 KiB', `GET /api/v1/projects?${'a=1&'.repeat(8000)} HTTP/1.1\r\n${host}\r\n`, 414],
     ['a URL over 8 KiB', `GET /api/v1/projects?${'a=1&'.repeat(2100)} HTTP/1.1\r\n${host}\r\n`, 414],
+    ['a URL of 17 KiB', `GET /api/v1/projects?${'a'.repeat(17 * 1024)} HTTP/1.1\r\n${host}\r\n`, 414],
+    ['a URL over 64 KiB', `GET /api/v1/projects?${'a'.repeat(70 * 1024)} HTTP/1.1\r\n${host}\r\n`, 414],
+    ['one header of 17 KiB', `GET /api/v1/projects HTTP/1.1\r\n${host}x-big: ${'v'.repeat(17 * 1024)}\r\n\r\n`, 431],
+    ['headers over 64 KiB', `GET /api/v1/projects HTTP/1.1\r\n${host}x-big: ${'v'.repeat(70 * 1024)}\r\n\r\n`, 431],
     ['3,000 headers', `GET /api/v1/projects HTTP/1.1\r\n${host}${Array.from({ length: 3000 }, (_, i) => `x-h${i}: v\r\n`).join('')}\r\n`, 431],
     ['a header line without a colon', `GET /api/v1/projects HTTP/1.1\r\n${host}not a header\r\n\r\n`, 400],
     ['a bad chunk size', `POST /api/v1/projects HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\n\r\nzz\r\n`, 400],

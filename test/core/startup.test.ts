@@ -83,4 +83,24 @@ t.test('unwritable data directory: names LABDATA_DATA_DIR', async (t) => {
   // Root may write anywhere it has a directory; a path through a regular file is unwritable for all.
   const line = await failedStart(t, { LABDATA_DATA_DIR: join(file, 'data'), LABDATA_PLUGINS: 'users' }, /LABDATA_DATA_DIR/);
   t.match(line, join(file, 'data'));
+  // A directory that can neither be created nor found (procfs): the same one line, not a hang.
+  t.match(await failedStart(t, { LABDATA_DATA_DIR: '/proc/labdata-nowhere/data', LABDATA_PLUGINS: 'users' }, /LABDATA_DATA_DIR/), /cannot create the data directory/);
+});
+
+t.test('malformed settings stop start-up before anything runs: one line naming the variable, exit 2', async (t) => {
+  const base = { LABDATA_DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/none', LABDATA_DATA_DIR: dataDir(t), LABDATA_PLUGINS: 'users' };
+  const cases: [string, Record<string, string>][] = [
+    ['LABDATA_SECRET_KEY', { LABDATA_SECRET_KEY: 'too-short' }],
+    ['LABDATA_LOG_LEVEL', { LABDATA_LOG_LEVEL: 'loud' }],
+    ['LABDATA_METRICS_ORGANIZATIONS', { LABDATA_METRICS_ORGANIZATIONS: 'acme' }],
+    ['LABDATA_MCP_ALLOWED_HOSTS', { LABDATA_MCP_ALLOWED_HOSTS: 'mcp.example.com, not a host' }],
+  ];
+  for (const [setting, env] of cases) {
+    const run = spawnServe(t, { ...base, ...env });
+    const { code } = await run.exited;
+    const lines = run.stderr().split('\n').filter(Boolean);
+    t.equal(code, 2, `${setting}: exit 2`);
+    t.equal(lines.length, 1, `${setting}: one line`);
+    t.match(lines[0], new RegExp(`^labdata: ${setting} must be`), `${setting}: names the variable`);
+  }
 });
