@@ -126,6 +126,9 @@ export async function proxyTransportGuard(request: FastifyRequest, reply: Fastif
 export function acceptPlainHttpFromProxy(server: https.Server, handler: http.RequestListener): http.Server {
   const plain = http.createServer({ requireHostHeader: false, maxHeaderSize: PARSER_HEAD_LIMIT }, handler);
   plain.keepAliveTimeout = server.keepAliveTimeout;
+  // What the proxy sends that Node cannot parse gets the same envelope as over TLS (Fastify's
+  // clientErrorHandler listens on `server` only).
+  plain.on('clientError', (err: Error, socket: Socket) => server.emit('clientError', err, socket));
   // Node tracks a server's connections (for closeIdleConnections and request timeouts) from
   // its 'listening' event; `plain` never listens itself, its sockets come from `server`.
   plain.emit('listening');

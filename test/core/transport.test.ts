@@ -134,6 +134,14 @@ t.test('behind a trusted proxy, plain HTTP on the same port follows X-Forwarded-
   t.equal(unauthenticated.text, '');
 });
 
+t.test('behind a trusted proxy, a plain-HTTP request Node cannot parse gets the envelope too', async (t) => {
+  const { received, closed } = await plainTcp(portOf(proxied), 'GET /api/v1/projects HTTP/1.1\r\nHost: localhost\r\nnot a header\r\n\r\n');
+  const [head, body] = received.toString('utf8').split('\r\n\r\n');
+  t.match(head, /^HTTP\/1.1 400 /);
+  t.match(JSON.parse(body), { statusCode: 400, message: 'The request is not valid HTTP' });
+  t.ok(closed, 'and the connection is closed');
+});
+
 t.test('no CORS headers anywhere, including preflights', async (t) => {
   const origin = 'https://evil.example';
   const checks = [
