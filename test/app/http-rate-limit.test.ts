@@ -1,5 +1,7 @@
 // Issue 12, point 5: per-key rate limit with 429, Retry-After and the IETF RateLimit headers.
 import t from 'tap';
+import type { FastifyReply } from 'fastify';
+import { RateLimiter, TooManyRequestsError } from '../../app/http/rate-limit.ts';
 import { loadConfig } from '../../core/config.ts';
 import { startTestServer } from '../support/server.ts';
 
@@ -42,6 +44,31 @@ t.test('the quota counts per key; past it, 429 with the envelope and Retry-After
   const other = await server.get('/api/v1/projects', { key: bob.key });
   t.equal(other.status, 200);
   t.match(other.headers.get('ratelimit'), /^"per-key";r=4;/);
+});
+
+t.test('the window resets: a key past its quota is served again a minute after its window began', async (t) => {
+  // README "Rate limits": N requests "per minute"; `RateLimit: …;t=42` is the seconds until the
+  // window resets. The limiter takes the clock as an argument, so no waiting for a real minute.
+  const limiter = new RateLimiter(2, 60_000);
+  const headers = new Map<string, string>();
+  const reply = { header: (name: string, value: string) => headers.set(name, value) } as unknown as FastifyReply;
+  const take = (now: number) => {
+    try {
+      limiter.take('k', reply, now);
+      return 'served';
+    } catch (err) {
+      t.type(err, TooManyRequestsError);
+      return 'limited';
+    }
+  };
+  const start = 1_000_000;
+  t.same([take(start), take(start + 1_000), take(start + 59_000)], ['served', 'served', 'limited']);
+  t.equal(headers.get('retry-after'), '1', 'one second left in the window');
+  t.equal(take(start + 59_999), 'limited', 'still within the first window');
+  t.equal(take(start + 60_000), 'served', 'a new window begins a minute after the first one began');
+  t.equal(headers.get('ratelimit'), '"per-key";r=1;t=60', 'with the full quota, less this request');
+  t.equal(take(start + 60_001), 'served');
+  t.equal(take(start + 60_002), 'limited', 'the new window has the same quota');
 });
 
 t.test('requests without a valid key are 401 and carry no quota', async (t) => {

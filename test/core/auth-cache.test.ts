@@ -45,6 +45,19 @@ t.test('an expired key and a deactivated membership are refused on the next requ
   t.ok(await bothAnswer(n.key, 401), 'deactivated');
 });
 
+t.test('a cached key is refused once its expiry passes, with nothing changed in the database', async (t) => {
+  // Spec, Authentication: an expired key is a 401; README: a revoked or expired key is "refused on
+  // the very next request on every instance". Nothing is updated here, so no NOTIFY clears the
+  // cache: the cached entry itself must stop serving at its expiry.
+  const m = await a.member(org);
+  const expiresAt = Date.now() + 3000;
+  const short = await a.key(m, { expiresAt: new Date(expiresAt).toISOString() });
+  t.ok(await bothAnswer(short.key, 200), 'both instances cached the key');
+  await new Promise((r) => setTimeout(r, expiresAt - Date.now() + 200));
+  t.ok(await bothAnswer(short.key, 401), 'expired: refused by both instances');
+  t.ok(await bothAnswer(m.key, 200), 'the member\'s other key still works');
+});
+
 t.test('a removed admin role applies on the next request on every instance', async (t) => {
   const boss = await a.admin(org);
   const alice = await a.member(org);

@@ -162,6 +162,20 @@ t.test('an organization user set INACTIVE loses access on the next request', asy
   t.equal(res.text, '');
 });
 
+t.test('an INVITED organization user cannot authenticate until ACTIVE', async (t) => {
+  // README: "Organization user statuses: `ACTIVE`, `INVITED`, `INACTIVE` (only `ACTIVE` users can authenticate)".
+  const m = await server.member(org, { status: 'INVITED' });
+  const res = await server.get('/api/v1/users', { key: m.key });
+  t.equal(res.status, 401, 'INVITED: REST');
+  t.equal(res.text, '');
+  const mcp = await raw('POST', '/mcp', { 'x-api-key': m.key, accept: 'application/json, text/event-stream' }, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+  t.equal(mcp.status, 401, 'INVITED: /mcp');
+  await server.sql(`update organization_user set status = 'ACTIVE' where id = ?`, [m.organizationUserId]);
+  t.equal((await server.get('/api/v1/users', { key: m.key })).status, 200, 'the same key works once the user is ACTIVE');
+  await server.sql(`update organization_user set status = 'INVITED' where id = ?`, [m.organizationUserId]);
+  t.equal((await server.get('/api/v1/users', { key: m.key })).status, 401, 'and is refused again on the next request when set back to INVITED');
+});
+
 t.test('removing the admin role applies to the next request', async (t) => {
   const boss = await server.admin(org);
   const priv = await createProject(alice, 'PRIVATE');

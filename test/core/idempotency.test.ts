@@ -4,7 +4,7 @@
 import t, { type Test } from 'tap';
 import { startTestServer, type Member, type Response } from '../support/server.ts';
 
-const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies', 'collaborators'] });
+const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies', 'collaborators', 'tasks'] });
 const org = await server.organization();
 const alice = await server.member(org);
 const bob = await server.member(org);
@@ -46,6 +46,22 @@ t.test('same key, another body: 409 with the envelope, nothing created', async (
   assertEnvelope(t, res, 409);
   t.match(res.body.message, /Idempotency-Key/);
   t.equal(await count('project', 'code', other.code), 0);
+});
+
+t.test('same key and body on another path: 409, nothing created under the second parent', async (t) => {
+  // README "Idempotent retries": the same request is "same operation, path, query and JSON body";
+  // "The same key with another request is a 409".
+  const a = (await createProject(alice, projectBody())).body;
+  const b = (await createProject(alice, projectBody())).body;
+  const task = { label: 'Weigh' };
+  const headers = { 'idempotency-key': 'path-1' };
+  const first = await server.post(`/api/v1/projects/${a.id}/tasks`, task, { key: alice.key, headers });
+  t.equal(first.status, 201);
+  const other = await server.post(`/api/v1/projects/${b.id}/tasks`, task, { key: alice.key, headers });
+  assertEnvelope(t, other, 409);
+  t.equal(other.headers.get('idempotent-replayed'), null, 'not the first response replayed');
+  t.equal(await count('task', 'parent_id', b.id), 0, 'no task under the second project');
+  t.equal(await count('task', 'parent_id', a.id), 1);
 });
 
 t.test('concurrent duplicates wait for the first and get its response: one record', async (t) => {
@@ -129,6 +145,28 @@ t.test('a key is remembered for 24 hours', async (t) => {
   t.equal(later.status, 201);
   t.not(later.body.id, first.body.id, 'an expired key runs the create again');
   t.equal(later.headers.get('idempotent-replayed'), null);
+});
+
+t.test('a key left in progress by a process that died is taken over after two minutes', async (t) => {
+  // core/http/idempotency.ts: "A row left in progress by a process that died is taken over after
+  // STALE_SECONDS" (120); without that, every retry with the key would wait and 409 for 24 hours.
+  const body = projectBody();
+  // The same request by bob gives the request hash (it does not include the user): alice's claim
+  // is then a copy of it, left as a process that died mid-request leaves it: no response, 3 minutes old.
+  t.equal((await createProject(bob, body, 'probe')).status, 201);
+  await server.sql(
+    `insert into idempotency_key (organization_id, user_id, key, request_hash, created_at)
+     select organization_id, ?, 'orphaned', request_hash, now() - interval '3 minutes' from idempotency_key where user_id = ? and key = 'probe'`,
+    [alice.userId, bob.userId],
+  );
+  const retry = await createProject(alice, body, 'orphaned');
+  t.equal(retry.status, 201, 'the retry runs');
+  t.equal(retry.headers.get('idempotent-replayed'), null);
+  const mine = await server.sql<{ n: number }>('select count(*)::int as n from project where code = ? and created_by_id = ?', [body.code, alice.organizationUserId]);
+  t.equal(mine[0].n, 1, 'alice\'s project was created once');
+  const again = await createProject(alice, body, 'orphaned');
+  t.equal(again.headers.get('idempotent-replayed'), 'true', 'the key now answers the taken-over response');
+  t.same(again.body, retry.body);
 });
 
 t.test('malformed keys are a 400 with the envelope, after authentication', async (t) => {

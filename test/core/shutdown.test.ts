@@ -5,8 +5,10 @@ import net from 'node:net';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { spawn } from 'node:child_process';
+import pg from 'pg';
 import { cliEnv } from '../cli/labdata-cli.ts';
-import { dataDir, eventually, get, isRunning, postmasterPid, projectRoot, serve, stop, stopLeftCluster } from '../support/serve-process.ts';
+import { createTestDatabase } from '../support/db.ts';
+import { dataDir, eventually, get, isRunning, postmasterPid, projectRoot, serve, spawnServe, stop, stopLeftCluster, type Tap } from '../support/serve-process.ts';
 
 // Real signals on a real `labdata serve` with its embedded PostgreSQL: what an operator's
 // Ctrl-C, `kill` or a crash does.
@@ -105,4 +107,65 @@ t.test('a killed server (SIGKILL) takes its embedded PostgreSQL with it; npm sta
   t.equal(await npmExited, 0, 'npm start ends with 0: the server got the signal and stopped cleanly, not by a forced second signal');
   t.ok(await eventually(() => !isRunning(serverPid)), 'no node process left');
   t.notOk(isRunning(againPg), 'no PostgreSQL process left');
+});
+
+/**
+ * `labdata serve` on a database of its own, held in its start-up: the test holds the migration
+ * lock, so the server waits for it (core/db/orm.ts `migrate`) until `release()`.
+ */
+async function startingServer(t: Tap) {
+  const url = await createTestDatabase(t);
+  const holder = new pg.Client({ connectionString: url });
+  await holder.connect();
+  t.teardown(() => holder.end());
+  const lock = `hashtext('labdata migrations')`;
+  await holder.query(`select pg_advisory_lock(${lock})`);
+  const run = spawnServe(t, {
+    LABDATA_DATABASE_URL: url,
+    LABDATA_DATA_DIR: dataDir(t),
+    LABDATA_TLS_CERT: process.env.LABDATA_TEST_TLS_CERT!,
+    LABDATA_TLS_KEY: process.env.LABDATA_TEST_TLS_KEY!,
+    LABDATA_PLUGINS: 'users',
+    LABDATA_LOG_LEVEL: 'info',
+  });
+  const deadline = Date.now() + 30_000;
+  let waiting = false;
+  while (!waiting && Date.now() < deadline && run.proc.exitCode === null) {
+    const rows = await holder.query(`select 1 from pg_locks where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())`);
+    waiting = rows.rowCount! > 0;
+    if (!waiting) await new Promise((r) => setTimeout(r, 50));
+  }
+  const release = () => holder.query(`select pg_advisory_unlock(${lock})`);
+  return { run, waiting, release };
+}
+
+/** The exit of `run`, or 'still running' after `ms`. */
+const exitWithin = (run: { exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> }, ms: number) =>
+  Promise.race([run.exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running'), ms).unref())]);
+
+t.test('SIGTERM while the server is starting: it finishes starting, then stops, exit 0', async (t) => {
+  // README "Operations": "A stop requested while the server is still starting takes effect once it has started."
+  const { run, waiting, release } = await startingServer(t);
+  t.ok(waiting, 'the server is starting (waiting for the migration lock)');
+  run.proc.kill('SIGTERM');
+  // Let the signal arrive while the server still waits: one that came after the start would pass without the rule.
+  await new Promise((r) => setTimeout(r, 500));
+  t.equal(run.proc.exitCode, null, 'the signal does not end the start half-way');
+  await release();
+  t.same(await exitWithin(run, 30_000), { code: 0, signal: null }, 'exit 0, without a second signal');
+  t.match(run.stdout(), /listening on https:\/\//, 'it had started');
+  t.match(run.stderr(), /"msg":"stopped"/);
+});
+
+t.test('a second signal while still starting, more than a second later: exit 1 at once', async (t) => {
+  // README "Operations": "a later second signal exits 1 at once".
+  const { run, waiting } = await startingServer(t);
+  t.ok(waiting, 'the server is starting (waiting for the migration lock)');
+  run.proc.kill('SIGINT');
+  await new Promise((r) => setTimeout(r, 1_200));
+  t.equal(run.proc.exitCode, null, 'the first signal alone does not end a start');
+  run.proc.kill('SIGINT');
+  t.same(await exitWithin(run, 10_000), { code: 1, signal: null }, 'exit 1 while the lock is still held');
+  t.match(run.stderr(), /SIGINT again while starting/);
+  t.notMatch(run.stdout(), /listening on/, 'it never started');
 });

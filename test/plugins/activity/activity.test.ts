@@ -113,3 +113,30 @@ t.test('tools equal REST', async (t) => {
   await expectToolMatchesRest(t, server, client, bob.key, 'get_activity', { id: one.id }, `/activity/${one.id}`);
   t.equal((await callTool(client, 'list_activities_by_project', { id: priv.id })).isError, true);
 });
+
+t.test("an organization user's feed: an inactive team's grant shows nothing and counts nothing", async (t) => {
+  // README "Permissions": "Lists filter visibility in SQL, so totals and paging are exact"; "an
+  // inactive team grants nothing". An organization of its own, so the other tests' rows stay apart.
+  const org2 = await server.organization();
+  const boss = await server.admin(org2);
+  const dave = await server.member(org2);
+  const carol = await server.member(org2);
+  const hidden = await project(dave, 'PRIVATE');
+  await server.post('/api/v1/studies', { projectId: hidden.id, name: 'S' }, { key: dave.key });
+  const open = await project(dave, 'PUBLIC');
+  const team = await server.team(org2, [carol.organizationUserId]);
+  // What `POST /projects/{id}/access` with a teamId stores (that plugin is not loaded here).
+  await server.sql('insert into project_member (id, organization_id, project_id, team_id) values (gen_random_uuid(), ?, ?, ?)', [org2, hidden.id, team]);
+  const feed = async () => (await server.get(`/api/v1/organization-users/${dave.organizationUserId}/activity?size=100`, { key: carol.key })).body;
+
+  const granted = await feed();
+  t.equal(granted.content.filter((r: Row) => r.projectId === hidden.id).length, 2, 'through the active team: the PRIVATE project\'s entries');
+  t.equal(granted.totalElements, granted.content.length);
+
+  t.equal((await server.put(`/api/v1/teams/${team}`, { active: false }, { key: boss.key })).status, 200);
+  const inactive = await feed();
+  t.same(inactive.content.map((r: Row) => r.projectId), [open.id], 'only the PUBLIC project\'s entry');
+  t.equal(inactive.totalElements, inactive.content.length, 'the total counts only the rows shown');
+  const first = (await server.get(`/api/v1/organization-users/${dave.organizationUserId}/activity?size=1`, { key: carol.key })).body;
+  t.match(first, { totalElements: 1, totalPages: 1, last: true });
+});

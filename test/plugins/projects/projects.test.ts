@@ -142,6 +142,26 @@ t.test('archive is a flag, not a status', async (t) => {
   t.same(events.map((e) => e.data), [{ archived: true }, { archived: false }]);
 });
 
+t.test('archiving an archived project, or unarchiving an unarchived one, changes nothing and records nothing', async (t) => {
+  // README "Activity": "no change without its record, no record without its change".
+  const p = await create(alice, { visibility: 'PROTECTED' });
+  const archive = (archived: boolean) => server.post(`/api/v1/projects/${p.id}/archive?archived=${archived}`, undefined, { key: alice.key });
+  const events = async () => (await server.sql<{ data: Record<string, unknown> }>(
+    `select data from activity where project_id = ? and event_type = 'project.archived' order by date`, [p.id])).map((e) => e.data);
+
+  const notArchived = await archive(false);
+  t.equal(notArchived.status, 200);
+  t.match(notArchived.body, { archived: false, version: p.version }, 'unarchiving an unarchived project: no new version');
+  t.same(await events(), [], 'and no project.archived record');
+
+  const archived = await archive(true);
+  t.match(archived.body, { archived: true, version: p.version + 1 });
+  const again = await archive(true);
+  t.equal(again.status, 200);
+  t.match(again.body, { archived: true, version: p.version + 1 }, 'archiving it again: no new version');
+  t.same(await events(), [{ archived: true }], 'one record, for the one change');
+});
+
 t.test('a stale version is a 409', async (t) => {
   const p = await create(alice);
   t.equal((await server.put(`/api/v1/projects/${p.id}`, { name: 'one', version: p.version }, { key: alice.key })).status, 200);
