@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 /** Deployment settings, read once from the environment (see README, "Configuration"). */
@@ -43,6 +44,9 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A host name or IP address, optionally with a port or as a URL (how /mcp's host check reads it). */
 function isHost(value: string): boolean {
+  // No wildcards: names are compared exactly.
+  if (value.includes('*')) return false;
+  if (isIP(value.replace(/^\[|\]$/g, ''))) return true;
   try {
     return new URL(value.includes('://') ? value : `http://${value}`).hostname !== '';
   } catch {
@@ -115,9 +119,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: bool('LABDATA_TRUST_PROXY', env.LABDATA_TRUST_PROXY, false),
     plugins: list(env.LABDATA_PLUGINS),
     enterprise: bool('LABDATA_ENTERPRISE', env.LABDATA_ENTERPRISE, true),
-    mcpAllowedHosts: checkedList('LABDATA_MCP_ALLOWED_HOSTS', env.LABDATA_MCP_ALLOWED_HOSTS, isHost, 'host names'),
+    mcpAllowedHosts: checkedList('LABDATA_MCP_ALLOWED_HOSTS', env.LABDATA_MCP_ALLOWED_HOSTS, isHost, 'host names (no wildcards)'),
     publicUrl: publicUrl(env.LABDATA_PUBLIC_URL),
-    metricsOrganizations: checkedList('LABDATA_METRICS_ORGANIZATIONS', env.LABDATA_METRICS_ORGANIZATIONS, (id) => UUID.test(id), 'organization ids (UUIDs)'),
+    // Ids are stored in lower case; an upper-case copy of one names the same organization.
+    metricsOrganizations: checkedList('LABDATA_METRICS_ORGANIZATIONS', env.LABDATA_METRICS_ORGANIZATIONS, (id) => UUID.test(id), 'organization ids (UUIDs)').map((id) => id.toLowerCase()),
     logLevel,
     secretKey: env.LABDATA_SECRET_KEY || undefined,
     jobConcurrency,

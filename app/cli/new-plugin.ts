@@ -64,7 +64,8 @@ export function renameTemplate(text: string, names: ResourceNames, target: strin
     .replace(/keywords/g, names.plural)
     .replace(/keyword/g, names.singular)
     // "a keyword" becomes "an instrument".
-    .replace(/\b([Aa]) (?=[aeiou])/g, (m, article: string, offset: number, all: string) => (startsName(all.slice(offset + 2), names) ? `${article}n ` : m));
+    // ("a user", "a unit": a "u" read as "you" keeps "a").
+    .replace(/\b([Aa]) (?=[aeio]|u(?!n[iu]|s|t|r|k))/g, (m, article: string, offset: number, all: string) => (startsName(all.slice(offset + 2), names) ? `${article}n ` : m));
 }
 
 /** Whether `text` starts with one of the resource's renamed spellings. */

@@ -82,7 +82,7 @@ const urlOverflowed = (head: string, line: string) =>
   line.length > LONG_REQUEST_LINE || !head.includes('\r\n') || (!/^[A-Z]+ /.test(line) && /^\S* HTTP\/1\.[01]$/.test(line));
 
 /**
- * Fastify's `clientErrorHandler`: a request Node cannot parse (a head over 16 KiB, a bad header
+ * Fastify's `clientErrorHandler`: a request Node cannot parse (a head over 64 KiB, a bad header
  * line, a malformed chunk) never reaches a route; it still gets the error envelope (and HSTS),
  * not Node's or Fastify's bare text. The connection is closed: its framing is lost.
  */

@@ -3,7 +3,6 @@ import type { counters } from '../../core/public.ts';
 /** This plugin's part of `labdata recount` (core/counters): assays per class, per study and per project. */
 export const assayCounters: counters.CounterSource = {
   plugin: 'assays',
-  tables: ['project', 'study', 'assay'],
   statements: [
     `insert into visibility_count (organization_id, kind, class, n)
        select a.organization_id, 'assay', coalesce(p.visibility, 'DELETED'), count(*)

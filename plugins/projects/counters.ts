@@ -6,14 +6,13 @@ import type { counters } from '../../core/public.ts';
  */
 export const projectCounters: counters.CounterSource = {
   plugin: 'projects',
-  tables: ['project', 'project_member', 'activity'],
   // Grants carry their project's visibility; a load may leave it unset. The projects are locked
-  // (only those with a stale grant) so that a visibility change meanwhile is not undone.
+  // (only those with a stale grant, 500 at a time) so that a visibility change meanwhile is not undone.
   repairs: [
     `update project_member pm set project_visibility = p.visibility
        from (select id, visibility from project
               where id in (select g.project_id from project_member g join project q on q.id = g.project_id
-                            where g.project_visibility is distinct from q.visibility)
+                            where g.project_visibility is distinct from q.visibility limit 500)
                 for share) p
       where p.id = pm.project_id and pm.project_visibility is distinct from p.visibility`,
   ],

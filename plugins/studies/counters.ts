@@ -3,7 +3,6 @@ import type { counters } from '../../core/public.ts';
 /** This plugin's part of `labdata recount` (core/counters): studies per class and per project. */
 export const studyCounters: counters.CounterSource = {
   plugin: 'studies',
-  tables: ['project', 'study'],
   statements: [
     `insert into visibility_count (organization_id, kind, class, n)
        select s.organization_id, 'study', coalesce(p.visibility, 'DELETED'), count(*)

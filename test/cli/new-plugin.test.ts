@@ -77,3 +77,9 @@ t.test('a name starting with a vowel gets "an" where the template says "a keywor
   t.match(service, 'An instrument with value');
   t.notMatch(service, /\bA instrument/);
 });
+
+t.test('"a utensil", "a unit": a "u" read as "you" keeps "a"', async (t) => {
+  const res = await runCli(['new-plugin', 'utensils', '--into', into], env);
+  t.equal(res.code, 0, res.stderr);
+  t.match(readFileSync(join(scratch, 'utensils', 'service.ts'), 'utf8'), 'A utensil with value');
+});

@@ -37,7 +37,7 @@ t.test('registries freeze when start-up ends: a late registration throws a clear
   const read = defineRead({ name: 'late_read', description: 'late', path: '/late', response: Type.Object({}), run: async () => ({}) });
   t.throws(() => kept!.read(read), { message: late }, 'operation (REST route and MCP tool)');
   t.throws(() => services.jobs.define('late-probe', { name: 'late-probe.job', handler: async () => {} }), { message: /^job definition late-probe.job registered after start-up ended/ });
-  t.throws(() => services.counters.register({ plugin: 'late-probe', tables: ['late'], statements: [] }), { message: /^counters of late-probe registered after/ });
+  t.throws(() => services.counters.register({ plugin: 'late-probe', statements: [] }), { message: /^counters of late-probe registered after/ });
   t.throws(() => services.activity.declare('late-probe', { LATE_EVENT: 'RESEARCH' }), { message: /^event types of late-probe registered after/ });
   t.throws(() => services.activity.reference('late-probe', 'late', () => undefined as never), { message: /^activity reference kind late registered after/ });
   t.equal(kernel.reads.length, 0, 'nothing was added');

@@ -104,3 +104,11 @@ t.test('malformed settings stop start-up before anything runs: one line naming t
     t.match(lines[0], new RegExp(`^labdata: ${setting} must be`), `${setting}: names the variable`);
   }
 });
+
+t.test('settings that name the same thing another way are accepted as such', async (t) => {
+  const { loadConfig } = await import('../../core/config.ts');
+  const id = '9D2F1C3E-0A4B-4C5D-8E6F-7A8B9C0D1E2F';
+  t.same(loadConfig({ LABDATA_METRICS_ORGANIZATIONS: id }).metricsOrganizations, [id.toLowerCase()], 'an upper-case organization id');
+  t.same(loadConfig({ LABDATA_MCP_ALLOWED_HOSTS: '::1, [fd00::10], mcp.example.com:8443' }).mcpAllowedHosts, ['::1', '[fd00::10]', 'mcp.example.com:8443'], 'IPv6 addresses and a port');
+  t.throws(() => loadConfig({ LABDATA_MCP_ALLOWED_HOSTS: '*.example.com' }), /LABDATA_MCP_ALLOWED_HOSTS must be comma-separated host names \(no wildcards\), got "\*\.example\.com"/);
+});
