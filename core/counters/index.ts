@@ -53,6 +53,13 @@ const RECOUNT_PASSES = 5;
 const CORRECTION_SHARD = 8;
 const KERNEL_COUNTERS = ['visibility_count', 'record_count'];
 
+/** Writers kept moving the counts being corrected: the counters are closer, not yet exact. */
+export class RecountUnsettled extends Error {
+  constructor(passes: number) {
+    super(`the counters still differed from the rows after ${passes} passes (writers kept changing what was being corrected): run labdata recount again`);
+  }
+}
+
 export class CounterService {
   #sources: CounterSource[] = [];
   #startup: Startup;
@@ -98,7 +105,7 @@ export class CounterService {
     }
     let pass = 0;
     for (let corrected = -1; corrected !== 0; ) {
-      if (++pass > RECOUNT_PASSES) throw new Error(`the counters still differed from the rows after ${RECOUNT_PASSES} passes (writers kept changing what was being corrected): run labdata recount again`);
+      if (++pass > RECOUNT_PASSES) throw new RecountUnsettled(RECOUNT_PASSES);
       if (pass > 1) total += passSteps;
       const started = done;
       corrected = await writeTransaction(em, async (tx) => {
