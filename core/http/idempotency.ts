@@ -21,6 +21,7 @@ import crypto from 'node:crypto';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { MigrationDefinition, Orm } from '../db/orm.ts';
 import type { WriteDefinition } from '../kernel/operations.ts';
+import { isBeta } from './beta-alias.ts';
 import { sendError } from './envelope.ts';
 
 export const idempotencyMigrations: MigrationDefinition[] = [
@@ -146,10 +147,11 @@ export function idempotency(orm: Orm) {
     }
   }
 
-  function replay(reply: FastifyReply, row: StoredRow) {
+  function replay(request: FastifyRequest, reply: FastifyReply, row: StoredRow) {
     reply.code(row.status_code!).header('idempotent-replayed', 'true');
     if (row.content_type) reply.header('content-type', row.content_type);
-    if (row.location) reply.header('location', row.location);
+    // The same request may come back on the other mount: Location names the one it used this time.
+    if (row.location) reply.header('location', row.location.replace(/^\/api\/(v1|beta)\//, isBeta(request) ? '/api/beta/' : '/api/v1/'));
     return reply.send(row.response_body ?? '');
   }
 
@@ -203,7 +205,7 @@ export function idempotency(orm: Orm) {
           if (row.request_hash !== hash) {
             return sendError(request, reply, 409, 'This Idempotency-Key was already used with a different request');
           }
-          if (row.status_code !== null) return replay(reply, row);
+          if (row.status_code !== null) return replay(request, reply, row);
           if (Date.now() > deadline) {
             return sendError(request, reply, 409, 'A request with this Idempotency-Key is still being processed; retry later');
           }

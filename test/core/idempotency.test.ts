@@ -38,6 +38,20 @@ t.test('same key and body: the first response again (status, body, Location), on
   t.same((await createProject(alice, reordered, 'retry-1')).body, first.body);
 });
 
+t.test('a retry on the other mount gets the first response with Location on the mount it used', async (t) => {
+  const body = projectBody();
+  const headers = { 'idempotency-key': 'mounts-1' };
+  const first = await server.post('/api/beta/projects', body, { key: alice.key, headers });
+  t.equal(first.status, 201);
+  t.equal(first.headers.get('location'), `/api/beta/projects/${first.body.id}`);
+  const again = await server.post('/api/v1/projects', body, { key: alice.key, headers });
+  t.equal(again.headers.get('idempotent-replayed'), 'true');
+  t.same(again.body, first.body, 'the same record');
+  t.equal(again.headers.get('location'), `/api/v1/projects/${first.body.id}`, 'on /api/v1');
+  t.equal((await server.post('/api/beta/projects', body, { key: alice.key, headers })).headers.get('location'), `/api/beta/projects/${first.body.id}`, 'and back on /api/beta');
+  t.equal(await count('project', 'code', body.code), 1);
+});
+
 t.test('same key, another body: 409 with the envelope, nothing created', async (t) => {
   const body = projectBody();
   t.equal((await createProject(alice, body, 'retry-2')).status, 201);
