@@ -1,4 +1,4 @@
-import { Type, type TObject } from '@sinclair/typebox';
+import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
@@ -31,16 +31,30 @@ const plain = <T>(schema: T): T => JSON.parse(JSON.stringify(schema));
  * such as `sort` or `organizationId` must not reach the handler), and declared defaults are
  * applied as the REST route's validator does for its query string.
  */
-function inputPicker(schema: TObject): ToolEntry['input'] {
+function inputPicker(schema: TObject, lists: Set<string>): ToolEntry['input'] {
   const properties = Object.entries(schema.properties as Record<string, { default?: unknown }>);
   return (args) => {
     const input: Record<string, unknown> = {};
     for (const [name, property] of properties) {
-      if (args[name] !== undefined) input[name] = args[name];
+      const value = args[name];
+      if (value !== undefined) input[name] = lists.has(name) && !Array.isArray(value) ? [value] : value;
       else if (property.default !== undefined) input[name] = structuredClone(property.default);
     }
     return input;
   };
+}
+
+/** A list query parameter takes one value too, as `?category=A` does on REST: the read gets `[value]`. */
+function oneOrMany(query: Record<string, TSchema>): { properties: Record<string, TSchema>; lists: Set<string> } {
+  const lists = new Set<string>();
+  const properties = Object.fromEntries(Object.entries(query).map(([name, property]) => {
+    const list = property as TSchema & { type?: string; items?: TSchema; description?: string };
+    if (list.type !== 'array' || !list.items) return [name, property];
+    lists.add(name);
+    const { description, ...many } = list;
+    return [name, Type.Optional(Type.Union([many as TSchema, list.items], { description }))];
+  }));
+  return { properties, lists };
 }
 
 /** page/size for a listing tool: at most 100, or less where the read itself caps lower. */
@@ -51,13 +65,14 @@ function pageProperties(def: PagedRead) {
   return { page, size: Type.Optional(Type.Integer({ minimum: 1, maximum: max, description: `Page size (default 20, at most ${max})` })) };
 }
 
-function inputSchema(def: ReadDefinition): TObject {
-  const query = { ...(def.query?.properties ?? {}) };
-  return Type.Object({
+function inputSchema(def: ReadDefinition): { schema: TObject; lists: Set<string> } {
+  const query = oneOrMany({ ...(def.query?.properties ?? {}) });
+  const schema = Type.Object({
     ...((def.toolParams ?? def.params)?.properties ?? {}),
-    ...query,
+    ...query.properties,
     ...(def.paged ? pageProperties(def) : {}),
   });
+  return { schema, lists: query.lists };
 }
 
 /** A display name from the tool name: `list_studies_by_project` → "List studies by project". */
@@ -73,7 +88,8 @@ export function buildTools(reads: ReadDefinition[]): Map<string, ToolEntry> {
     if (read.tool === false) continue;
     if (!/^[A-Za-z0-9._-]{1,128}$/.test(read.name)) throw new Error(`invalid MCP tool name "${read.name}"`);
     if (tools.has(read.name)) throw new Error(`MCP tool "${read.name}" is defined twice`);
-    const input = plain(inputSchema(read));
+    const { schema, lists } = inputSchema(read);
+    const input = plain(schema);
     const output = readResponseSchema(read);
     tools.set(read.name, {
       read,
@@ -87,7 +103,7 @@ export function buildTools(reads: ReadDefinition[]): Map<string, ToolEntry> {
       },
       validate: lazily(() => argumentValidators(input) as JsonSchemaValidator<Record<string, unknown>>),
       serialize: lazily(() => compileSerializer(output)),
-      input: inputPicker(input),
+      input: inputPicker(input, lists),
     });
   }
   return tools;

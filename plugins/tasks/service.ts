@@ -129,10 +129,13 @@ export class TaskService {
       const { access, task } = await this.#forWrite(tx, parent, params, id);
       await this.#checkAssignee(tx, body.assignedToId);
       const { order, ...rest } = body;
+      const oldStatus = task.status;
       const changed = mergeUpdate('task', task, { ...rest, position: order, dueDate: schemas.parseDateInput('dueDate', body.dueDate) }, ['label', 'status', 'dueDate', 'assignedToId', 'position'], {});
       this.#stampCompletion(ctx, task);
       if (changed.length) {
-        ctx.services.activity.record(em, ctx.actor, { eventType: 'task.updated', ...recordIds(access), data: { taskId: id, fields: changed.map((f) => (f === 'position' ? 'order' : f)) } });
+        // A status change says from what to what (spec, "Events" 2), as the complete operation's does.
+        const statusChange = changed.includes('status') ? { oldStatus, newStatus: task.status } : {};
+        ctx.services.activity.record(em, ctx.actor, { eventType: 'task.updated', ...recordIds(access), data: { taskId: id, fields: changed.map((f) => (f === 'position' ? 'order' : f)), ...statusChange } });
       }
       return task;
     });

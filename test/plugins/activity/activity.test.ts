@@ -106,6 +106,9 @@ t.test('tools equal REST', async (t) => {
   const client = await connectMcp(server.url, { key: bob.key, teardown: (fn) => t.teardown(fn) });
   await expectToolMatchesRest(t, server, client, bob.key, 'list_activities', { page: 0, size: 3 }, '/activity?page=0&size=3');
   await expectToolMatchesRest(t, server, client, bob.key, 'list_activities', { category: ['GOVERNANCE'] }, '/activity?category=GOVERNANCE');
+  // One value for the list, as the REST query takes it, plain or comma-separated.
+  await expectToolMatchesRest(t, server, client, bob.key, 'list_activities', { category: 'GOVERNANCE' }, '/activity?category=GOVERNANCE');
+  await expectToolMatchesRest(t, server, client, bob.key, 'list_activities', { category: 'GOVERNANCE,RESEARCH' }, '/activity?category=GOVERNANCE,RESEARCH');
   await expectToolMatchesRest(t, server, client, bob.key, 'list_activities_by_project', { id: pub.id }, `/projects/${pub.id}/activity`);
   await expectToolMatchesRest(t, server, client, bob.key, 'list_activities_by_study', { id: study.id, size: 1 }, `/studies/${study.id}/activity?size=1`);
   await expectToolMatchesRest(t, server, client, bob.key, 'list_activities_by_user', { id: alice.organizationUserId }, `/organization-users/${alice.organizationUserId}/activity`);

@@ -85,6 +85,18 @@ t.test('update merges; complete (optional body) records RESEARCH activity; delet
   t.equal((await server.get(`/api/v1/tasks/${task.id}`, { key: alice.key })).status, 404);
 });
 
+t.test('a status changed by PUT is recorded with its old and new status (spec, "Events" 2)', async (t) => {
+  const task = await ok(server.post(`/api/v1/assays/${assay.id}/tasks`, { label: 'Spin' }, { key: alice.key }));
+  const closed = await server.put(`/api/v1/assays/${assay.id}/tasks/${task.id}`, { status: 'COMPLETE', label: 'Spin down' }, { key: alice.key });
+  t.match(closed.body, { status: 'COMPLETE', completedById: alice.organizationUserId });
+  await server.put(`/api/v1/assays/${assay.id}/tasks/${task.id}`, { label: 'Spin twice' }, { key: alice.key });
+  const rows = await server.sql<{ data: Record<string, unknown> }>(`select data from activity where event_type = 'task.updated' and data->>'taskId' = ? order by date`, [task.id]);
+  t.same(rows.map((r) => r.data), [
+    { taskId: task.id, fields: ['label', 'status'], oldStatus: 'TODO', newStatus: 'COMPLETE' },
+    { taskId: task.id, fields: ['label'] },
+  ]);
+});
+
 t.test('tools equal REST; not viewable is a not-found result', async (t) => {
   const client = await connectMcp(server.url, { key: bob.key, teardown: (fn) => t.teardown(fn) });
   await expectToolMatchesRest(t, server, client, bob.key, 'list_study_tasks', { studyId: study.id }, `/studies/${study.id}/tasks`);
