@@ -4,6 +4,7 @@ import type { KernelServices } from '../../core/kernel/services.ts';
 import type { Orm } from '../../core/db/orm.ts';
 import { entityTagOnSend, ifMatchGuard, ifMatchWithoutTag } from './conditional.ts';
 import { isBeta } from '../../core/http/beta-alias.ts';
+import { isCreate } from '../../core/http/idempotency.ts';
 
 /** The `:name` parameters of a route pattern, in order. */
 export function paramNames(pattern: string): string[] {
@@ -47,7 +48,7 @@ const hooks = (existing: unknown): unknown[] => (existing === undefined ? [] : A
 /**
  * HTTP conventions of the kernel's record operations on one mount, attached as each route is
  * declared (so before `registerOperations` runs): `ETag`/304 on record GETs, `If-Match` on
- * PUT/PATCH/DELETE, `Location` on 201 creates.
+ * PUT/PATCH/DELETE and POST actions, `Location` on 201 creates.
  */
 export function registerRecordConventions(
   api: FastifyInstance,
@@ -63,11 +64,13 @@ export function registerRecordConventions(
     }
     const write = opts.writes.find((w) => w.method === method && w.path === path);
     if (!write) return;
-    if (method === 'POST' && (write.status === 201 || write.alternativeStatus === 201)) {
+    if (isCreate(write)) {
       const url = createdRecordUrl(write, opts.reads);
       if (url) route.preSerialization = [...hooks(route.preSerialization), locationHook(url, prefix)] as never;
     }
-    if (method === 'PUT' || method === 'PATCH' || method === 'DELETE') {
+    // Every change of a record takes If-Match: PUT, PATCH, DELETE and the POST actions on it
+    // (status, archive, members added); a POST that creates has no tag to compare yet.
+    if (method === 'PUT' || method === 'PATCH' || method === 'DELETE' || (method === 'POST' && !isCreate(write))) {
       const read = recordRead(path, opts.reads);
       const versioned = Boolean((write.body as { properties?: Record<string, unknown> } | undefined)?.properties?.version);
       const guard = read ? ifMatchGuard(read, paramNames(read.path), versioned, opts) : ifMatchWithoutTag;

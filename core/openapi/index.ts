@@ -201,9 +201,9 @@ function describe(kernel: Kernel, doc: Document): Document {
     if (op.requestBody && !(def.body as { required?: string[] } | undefined)?.required?.length) (op.requestBody as { required?: boolean }).required = false;
     // A `version` in the body is an optimistic lock: a stale one is a 409.
     const versioned = Boolean((def.body as { properties?: Record<string, unknown> } | undefined)?.properties?.version);
-    // As the If-Match guards (app/http/record-routes.ts): every PUT, PATCH and DELETE; one on a
-    // record without a GET has no tag, so only `*` holds there.
-    const guarded = ['PUT', 'PATCH', 'DELETE'].includes(def.method);
+    // As the If-Match guards (app/http/record-routes.ts): every PUT, PATCH, DELETE and POST action
+    // (not a create); one on a record without a GET has no tag, so only `*` holds there.
+    const guarded = ['PUT', 'PATCH', 'DELETE'].includes(def.method) || (def.method === 'POST' && !isCreate(def));
     errors(op, def.path, [...(def.errors ?? []), ...(versioned ? [409] : []), ...(guarded ? [412] : [])]);
     if (guarded) header(op, 'IfMatch');
     if (isCreate(def)) {

@@ -155,6 +155,20 @@ t.test('If-Match on PUT, PATCH and DELETE: 412 with the envelope when stale', as
   assertEnvelope(t, await server.delete(doomedPath, { ...k, headers: { 'if-match': '*' } }), 404);
 });
 
+t.test('If-Match on the POST actions of a record (archive, status, members): 412 when stale', async (t) => {
+  const project = (await createProject('A-1')).body;
+  const path = `/api/v1/projects/${project.id}`;
+  const tag = (await server.get(path, k)).headers.get('etag')!;
+  t.equal((await server.put(path, { name: 'Renamed' }, k)).status, 200);
+  assertEnvelope(t, await server.post(`${path}/archive?archived=true`, undefined, { ...k, headers: { 'if-match': tag } }), 412);
+  t.equal((await server.get(path, k)).body.archived, false, 'the stale archive changed nothing');
+  const fresh = (await server.get(path, k)).headers.get('etag')!;
+  t.equal((await server.post(`${path}/archive?archived=true`, undefined, { ...k, headers: { 'if-match': fresh } })).status, 200, 'a current tag lets it through');
+  assertEnvelope(t, await server.post(`${path}/status`, { status: 'ON_HOLD' }, { ...k, headers: { 'if-match': fresh } }), 412);
+  // A create has no tag to compare: If-Match does not apply to it.
+  t.equal((await server.post('/api/v1/projects', { code: 'A-2', name: 'n', description: 'd' }, { ...k, headers: { 'if-match': fresh } })).status, 201);
+});
+
 t.test('concurrent updates with the same If-Match: one wins, the others get 412', async (t) => {
   const project = (await createProject('R-1')).body;
   const path = `/api/v1/projects/${project.id}`;
