@@ -16,9 +16,6 @@ import { parseSecretKey } from './config.ts';
 const VERSION = 'v1';
 const KEY_FILE = 'secret.key';
 
-/** Parsing the key is configuration (checked at start-up); sealing uses it. */
-export { parseSecretKey } from './config.ts';
-
 export function encryptSecret(plain: string, key: Buffer): string {
   const iv = crypto.randomBytes(12);
   const cipher = crypto.createCipheriv('aes-256-gcm', key, iv);

@@ -4,7 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Kernel } from '../../core/kernel/kernel.ts';
 import type { Orm } from '../../core/db/orm.ts';
 import { pendingMigrations } from '../../core/db/orm.ts';
-import { handleError, sendError } from '../../core/http/envelope.ts';
+import { handleError, routeNotFound, sendError } from '../../core/http/envelope.ts';
 import { apiKeyAuth, internalMountGuard } from '../../core/http/auth.ts';
 import { echoRequestId, requestId } from '../../core/http/request-id.ts';
 import { registerJsonParser } from '../../core/http/json-body.ts';
@@ -19,7 +19,7 @@ import { mcpAllowedHosts, registerMcp } from '../../core/mcp/route.ts';
 import { registerMetrics } from './metrics.ts';
 import { openapiOptions } from '../../core/openapi/index.ts';
 import { RequestLogController } from './request-log.ts';
-import { callerPath, isBeta, rewriteBetaUrl, safeDecode, successorOf } from '../../core/http/beta-alias.ts';
+import { isBeta, rewriteBetaUrl, safeDecode, successorOf } from '../../core/http/beta-alias.ts';
 import { trackHandlers } from './in-flight.ts';
 
 export interface AppOptions {
@@ -31,8 +31,7 @@ export interface AppOptions {
 }
 
 const GATED_PREFIXES = ['/api/v1', '/mcp', '/docs'];
-const notFound = (request: FastifyRequest, reply: FastifyReply) =>
-  sendError(request, reply, 404, `Route ${request.method} ${callerPath(request)} not found`);
+const notFound = routeNotFound;
 const startsWithSegment = (url: string, prefix: string) => url === prefix || url.startsWith(prefix + '/') || url.startsWith(prefix + '?');
 
 /**
@@ -109,7 +108,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     if (!config.enterprise && mount) return notFound(request, reply);
     // Answers for one key: no shared cache may keep them (the key travels in X-API-KEY, which
     // HTTP caches do not treat as credentials). ETags still serve conditional requests.
-    if (mount || isBeta(request)) reply.header('cache-control', 'no-store');
+    if (mount) reply.header('cache-control', 'no-store');
     if (isBeta(request)) {
       // The beta mount is deprecated: name its successor on every response.
       reply.header('deprecation', 'true');

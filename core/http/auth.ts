@@ -25,8 +25,9 @@ export interface KeyLimiter {
  */
 export function presentedCredential(request: FastifyRequest): { apiKey?: string; bearer: boolean } {
   // Node keeps only the first of repeated Authorization headers: a second one (another key, a
-  // bearer token) would pass unseen, so repeated ones present no key at all.
-  const sent = request.raw.headersDistinct.authorization ?? [];
+  // bearer token) would pass unseen, so repeated ones present no key at all. (headersDistinct
+  // copies every header: only looked at when there is an Authorization header.)
+  const sent = request.headers.authorization === undefined ? [] : (request.raw.headersDistinct.authorization ?? []);
   if (sent.length > 1) return { bearer: sent.some((value) => /^\s*bearer\b/i.test(value)) };
   const header = typeof request.headers.authorization === 'string' ? request.headers.authorization.trim() : undefined;
   const bearer = header !== undefined && /^bearer\b/i.test(header);

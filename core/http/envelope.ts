@@ -45,6 +45,11 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, statusCo
   return sendEnvelope(request, reply, statusCode, message, errors);
 }
 
+/** 404 for a route that does not exist (after the mount's key check, where it has one). */
+export function routeNotFound(request: FastifyRequest, reply: FastifyReply) {
+  return sendError(request, reply, 404, `Route ${request.method} ${callerPath(request)} not found`);
+}
+
 interface AjvIssue {
   instancePath: string;
   keyword: string;

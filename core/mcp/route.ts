@@ -14,8 +14,7 @@ import { executeRead, operationContext } from '../http/operations.ts';
 import type { Actor } from '../auth/api-keys.ts';
 import type { ToolEntry } from './tools.ts';
 import { redactUrl } from '../logging/redact.ts';
-import { sendError } from '../http/envelope.ts';
-import { callerPath } from '../http/beta-alias.ts';
+import { routeNotFound } from '../http/envelope.ts';
 import { fastCall, okResponse, protocolRefusal, rpcErrorResponse, toolErrorResponse, type FastCall } from './fast-call.ts';
 
 const errorResult = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
@@ -216,7 +215,7 @@ export function registerMcp(
       handler: async (_req, reply) => reply.code(405).header('allow', 'POST').send(notAllowed),
     });
     // Below /mcp nothing exists; as under /api/v1, only a caller with a key learns so (auth runs first).
-    mcp.all('/mcp/*', { schema: { hide: true } }, async (request, reply) => sendError(request, reply, 404, `Route ${request.method} ${callerPath(request)} not found`));
+    mcp.all('/mcp/*', { schema: { hide: true } }, routeNotFound);
     mcp.post('/mcp', { schema: { hide: true } }, async (request, reply) => {
       const actor = request.actor!;
       const call = fastCall(request, opts.tools);

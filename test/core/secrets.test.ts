@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { ConfigError } from '../../core/config.ts';
-import { dataDirSecretKey, decryptSecret, encryptSecret, parseSecretKey, SecretBox } from '../../core/secrets.ts';
+import { parseSecretKey } from '../../core/config.ts';
+import { dataDirSecretKey, decryptSecret, encryptSecret, SecretBox } from '../../core/secrets.ts';
 import { createTestDatabase } from '../support/db.ts';
 import { runCli, tempFile } from '../cli/labdata-cli.ts';
 
