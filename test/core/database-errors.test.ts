@@ -13,6 +13,10 @@ import { callTool, connectMcp, resultText } from '../support/mcp.ts';
 
 const attempts = new Map<string, number>();
 const count = (key: string) => attempts.set(key, (attempts.get(key) ?? 0) + 1).get(key)!;
+// The deadlock test's barrier: resolved once both requests hold their first row lock.
+let firstLocksHeld = 0;
+let bothHoldFirstLock = () => {};
+const bothHeld = new Promise<void>((resolve) => (bothHoldFirstLock = resolve));
 
 const migrations: db.MigrationDefinition[] = [
   {
@@ -108,9 +112,12 @@ const faultPlugin = definePlugin({
         status: 204,
         run: async (c, { body }) => {
           await db.writeTransaction(c.em, async (em) => {
-            count(body.key);
+            const attempt = count(body.key);
             await db.query(em, sql`select id from fault_parent where id = ${body.a} for update`);
-            await db.query(em, sql`select pg_sleep(0.3)`);
+            // First attempts wait until both hold their first row (not a sleep, which a busy
+            // machine can outlast): then each wants the other's, a real deadlock every time.
+            if (attempt === 1 && ++firstLocksHeld === 2) bothHoldFirstLock();
+            if (attempt === 1) await Promise.race([bothHeld, new Promise((resolve) => setTimeout(resolve, 10_000))]);
             await db.query(em, sql`select id from fault_parent where id = ${body.b} for update`);
           });
         },
