@@ -1,8 +1,10 @@
 import { Type, type SchemaOptions, type TSchema } from '@sinclair/typebox';
 import { ValidationError } from './errors.ts';
+import { LOWERCASE } from './http/validation.ts';
 
 /** Shared wire schemas; plugins build theirs from these so the rules read the same everywhere. */
-export const Uuid = (options: SchemaOptions = {}) => Type.String({ format: 'uuid', ...options });
+/** An id: any UUID is accepted and read in its canonical lowercase form (spec, "Identifiers"). */
+export const Uuid = (options: SchemaOptions = {}) => Type.String({ format: 'uuid', [LOWERCASE]: true, ...options });
 
 /** A string that must contain a non-space character (the error reads "must not be blank"). */
 export const NotBlank = (options: SchemaOptions = {}) => Type.String({ pattern: '\\S', ...options });

@@ -37,9 +37,26 @@ export function compileOnce<F>(compile: (schema: object) => F): (schema: object)
   };
 }
 
-function ajvWith(options: Options): Ajv {
+/**
+ * The schema keyword of ids (`Uuid()`): the validated string is replaced by its lowercase form,
+ * so an id given in capitals is stored, echoed and compared as the canonical one.
+ */
+export const LOWERCASE = 'x-lowercase';
+
+/** Ajv with the formats and the `x-lowercase` keyword (the MCP tools' validator uses it too). */
+export function ajvWith(options: Options): Ajv {
   const ajv = new Ajv({ ...common, ...options });
   addFormats(ajv);
+  ajv.addKeyword({
+    keyword: LOWERCASE,
+    schemaType: 'boolean',
+    modifying: true,
+    errors: false,
+    validate: (on: boolean, data: unknown, _schema: unknown, at?: { parentData: Record<string | number, unknown>; parentDataProperty: string | number }) => {
+      if (on && typeof data === 'string' && at?.parentData) at.parentData[at.parentDataProperty] = data.toLowerCase();
+      return true;
+    },
+  });
   return ajv;
 }
 

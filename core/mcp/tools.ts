@@ -6,11 +6,14 @@ import type { PagedRead, ReadDefinition } from '../kernel/operations.ts';
 import { maxPageSize, readResponseSchema } from '../http/operations.ts';
 import { MAX_TOOL_PAGE_SIZE, toolPageSchema } from '../pagination/index.ts';
 import { lazily } from '../lazily.ts';
-import { compileOnce, compileSerializer } from '../http/validation.ts';
+import { ajvWith, compileOnce, compileSerializer } from '../http/validation.ts';
 
 /** Tool argument validators, compiled once per process like the routes' (compileOnce). */
 let ajv: AjvJsonSchemaValidator | undefined;
-const argumentValidators = compileOnce((schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema as never));
+// As the SDK's own Ajv (no defaults filled in, no coercion), plus the kernel's `x-lowercase` ids.
+const argumentValidators = compileOnce((schema) =>
+  (ajv ??= new AjvJsonSchemaValidator(ajvWith({ useDefaults: false, removeAdditional: false, validateSchema: false }))).getValidator(schema as never),
+);
 
 /** One MCP tool, built once at start-up from a read definition. */
 export interface ToolEntry {

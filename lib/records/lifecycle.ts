@@ -63,7 +63,9 @@ export function mergeUpdate<E extends { version: number }>(
   }
   for (const [field, operation] of Object.entries(readOnly)) {
     const current = (entity as Record<string, unknown>)[field];
-    if (body[field] !== undefined && body[field] !== current) throw new errors.BadRequestError(`${field} is changed only through ${operation}`);
+    if (body[field] !== undefined && body[field] !== current) {
+      throw new errors.ValidationError([{ field, message: `is changed only through ${operation}` }]);
+    }
   }
   const changed: string[] = [];
   for (const field of editable) {

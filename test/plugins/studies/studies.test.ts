@@ -80,6 +80,30 @@ t.test('update, status, archive with their activity', async (t) => {
   t.same(rows[2].data, { oldStatus: 'ACTIVE', newStatus: 'COMPLETE' });
 });
 
+t.test('an id given in capitals is read as its canonical lowercase form (spec, Identifiers)', async (t) => {
+  const p = await project(alice, 'PROTECTED');
+  const to = await project(alice, 'PROTECTED');
+  const created = await server.post('/api/v1/studies', { projectId: p.id.toUpperCase(), name: 'Caps' }, { key: alice.key });
+  t.equal(created.status, 201);
+  t.equal(created.body.projectId, p.id, 'the create echoes the canonical id');
+  const got = await server.get(`/api/v1/studies/${created.body.id.toUpperCase()}`, { key: alice.key });
+  t.equal(got.status, 200);
+  t.same(got.body, created.body, 'create and get answer alike');
+  const put = await server.put(`/api/v1/studies/${created.body.id}`, { projectId: p.id.toUpperCase(), name: 'Caps 2' }, { key: alice.key });
+  t.equal(put.status, 200, 'the same parent in capitals is no change of parent');
+  const moved = await server.request('PATCH', `/api/v1/studies/${created.body.id}/move`, { key: alice.key, body: { projectId: to.id.toUpperCase() } });
+  t.equal(moved.status, 200);
+  t.equal(moved.body.projectId, to.id);
+  const [row] = await server.sql<{ data: Record<string, unknown> }>(
+    `select data from activity where study_id = ? and event_type = 'study.moved' and project_id = ?`, [created.body.id, to.id]);
+  t.match(row.data, { toProjectId: to.id }, 'activity data keeps the canonical id');
+
+  // PUT may not change the parent: a validation failure naming the field, like any other.
+  const refused = await server.put(`/api/v1/studies/${created.body.id}`, { projectId: p.id }, { key: alice.key });
+  t.equal(refused.status, 400);
+  t.match(refused.body, { details: /projectId/, errors: [{ field: 'projectId', message: /only through PATCH/ }] });
+});
+
 t.test('move needs contribution on both projects and is recorded on both', async (t) => {
   const from = await project(alice, 'PUBLIC');
   const to = await project(alice, 'PROTECTED');
