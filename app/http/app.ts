@@ -83,6 +83,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       return handleError(err as FastifyError, request, reply);
     }
   }
+  const requestLog = new RequestLogController();
   const app = Fastify({
     // The factory makes an https.Server; Fastify's types expect the http.Server default.
     serverFactory: tlsServerFactory(opts.tls, config.trustProxy) as never,
@@ -94,7 +95,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // One line per request, its URL redacted (request-log.ts).
-    logController: new RequestLogController(),
+    logController: requestLog,
     rewriteUrl: rewriteBetaUrl,
   });
   // Before any route: shutdown waits for every handler, not only for connections.
@@ -102,6 +103,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler());
   app.setSerializerCompiler(serializerCompiler());
   app.addHook('onRequest', echoRequestId);
+  app.addHook('onRequestAbort', async (request) => requestLog.requestAborted(request));
   if (config.trustProxy) app.addHook('onRequest', proxyTransportGuard);
   app.addHook('onRequest', async (request, reply) => {
     const mount = mountOf(request);

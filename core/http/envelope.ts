@@ -102,6 +102,8 @@ export function handleError(error: FastifyError & { validation?: AjvIssue[]; val
   }
   if (preconditionFailure(error, request)) return sendError(request, reply, 412, new PreconditionFailedError().message);
   if (error instanceof HttpError) return sendError(request, reply, error.statusCode, error.message);
+  // The client hung up mid-body (Node's "aborted", code ECONNRESET like a lost database): its mistake.
+  if (request.raw.readableAborted) return sendError(request, reply, 400, 'The request body ended before its Content-Length');
   const failure = databaseFailure(error);
   if (failure) {
     // The database's own text stays in the log: it may name tables, columns and values.

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import tls from 'node:tls';
 import t from 'tap';
 import { captureLogs } from '../support/logs.ts';
 import { startTestServer } from '../support/server.ts';
@@ -34,4 +36,31 @@ t.test('a key sent as an MCP tool name is not logged', async (t) => {
   const call = lines.find((l) => l.msg === 'tool call');
   t.equal(call?.outcome, 'unknown_tool', 'the call was logged');
   t.notOk(JSON.stringify(lines).includes(alice.key.split('.')[1]), 'without the secret');
+});
+
+t.test('a client that hangs up mid-body is logged as a client mistake with its request line, not as a database outage', async (t) => {
+  const hangUp = async (key: string) => {
+    lines.length = 0;
+    const { port } = new URL(server.url);
+    const ca = readFileSync(process.env.LABDATA_TEST_TLS_CERT!, 'utf8');
+    const head = `POST /api/v1/projects HTTP/1.1\r\nHost: localhost\r\nX-API-KEY: ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"code":"`;
+    await new Promise<void>((resolve, reject) => {
+      const socket = tls.connect({ host: '127.0.0.1', port: Number(port), ca, servername: 'localhost' }, () => {
+        socket.write(head);
+        setTimeout(() => socket.destroy(), 200);
+      });
+      socket.on('close', () => resolve());
+      socket.on('error', reject);
+    });
+    for (let i = 0; i < 50 && !lines.some((l) => l.url === '/api/v1/projects'); i++) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 100));
+    return lines.filter((l) => l.url === '/api/v1/projects');
+  };
+  const aborted = await hangUp(alice.key);
+  t.match(aborted, [{ msg: 'request aborted by the client', method: 'POST', route: '/api/v1/projects', userId: alice.userId }], 'one line for the request');
+  t.equal(aborted.length, 1);
+  t.notOk(lines.some((l) => l.msg === 'database unavailable'), 'no outage is reported');
+  t.notOk(lines.some((l) => (l.level as number) >= 40), 'nothing at warn or error');
+  t.same(await hangUp(alice.key + 'x').then((l) => l.map((x) => [x.msg, x.status])), [['request completed', 401]], 'answered before the body ended: its one line');
+  t.equal((await server.get('/api/v1/projects', { key: alice.key })).status, 200, 'the server serves on');
 });
