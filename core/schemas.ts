@@ -36,7 +36,9 @@ export function parseDateInput(field: string, value: string | null | undefined):
   const date = new Date(value);
   const [y, m, d] = value.slice(0, 10).split('-').map(Number);
   const calendar = new Date(Date.UTC(y, m - 1, d));
-  if (Number.isNaN(date.getTime()) || calendar.getUTCMonth() !== m - 1 || calendar.getUTCDate() !== d) {
+  // `new Date` reads T24:00 as the next day's midnight; ISO 8601-1:2019 and PostgreSQL clients do not.
+  const [hh = 0, mm = 0, ss = 0] = value.length > 10 ? value.slice(11, 19).split(':').map((n) => Number.parseInt(n, 10)) : [];
+  if (Number.isNaN(date.getTime()) || calendar.getUTCMonth() !== m - 1 || calendar.getUTCDate() !== d || hh > 23 || mm > 59 || ss > 59) {
     throw new ValidationError([{ field, message: 'is not a valid date' }]);
   }
   if (y < 1 || date.getUTCFullYear() < 1 || date.getUTCFullYear() > 9999) {

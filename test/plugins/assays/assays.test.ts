@@ -116,6 +116,7 @@ t.test('values are checked against the type\'s fields (400 naming values.<field>
     ['BOOLEAN given a string', { plate: 'p', corrected: 'true' }, { field: 'values.corrected', message: 'must be a boolean' }],
     ['DATE given text', { plate: 'p', readAt: 'yesterday' }, { field: 'values.readAt', message: /must be a date/ }],
     ['DATE impossible', { plate: 'p', readAt: '2024-02-30' }, { field: 'values.readAt', message: /must be a date/ }],
+    ['DATE at hour 24', { plate: 'p', readAt: '2024-01-01T24:00:00Z' }, { field: 'values.readAt', message: /must be a date/ }],
     ['DATE in year 0000', { plate: 'p', readAt: '0000-01-01' }, { field: 'values.readAt', message: /must be a date/ }],
     ['DATE past 9999 in UTC', { plate: 'p', readAt: '9999-12-31T23:59:59-14:00' }, { field: 'values.readAt', message: /must be a date/ }],
     ['CHOICE not an option', { plate: 'p', reader: 'Other' }, { field: 'values.reader', message: 'must be one of: Synergy, Spark' }],

@@ -28,6 +28,10 @@ t.test('create: projectId required, contributor on the parent project, startDate
   const badDate = await server.post('/api/v1/studies', { projectId: p.id, name: 'S', startDate: '2024-02-30' }, { key: alice.key });
   t.equal(badDate.status, 400);
   t.equal(badDate.body.errors[0].field, 'startDate');
+  for (const startDate of ['2024-01-01T24:00:00Z', '2024-01-01T23:60Z', '2024-01-01T23:59:60+02:00']) {
+    const badTime = await server.post('/api/v1/studies', { projectId: p.id, name: 'S', startDate }, { key: alice.key });
+    t.same([badTime.status, badTime.body.errors], [400, [{ field: 'startDate', message: 'is not a valid date' }]], `startDate ${startDate}`);
+  }
   t.equal((await server.post('/api/v1/studies', { projectId: p.id, name: 'S' }, { key: bob.key })).status, 403, 'viewer of a PROTECTED project');
   const priv = await project(alice);
   const hidden = await server.post('/api/v1/studies', { projectId: priv.id, name: 'S' }, { key: bob.key });
