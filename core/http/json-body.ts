@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
-import { BadRequestError } from '../errors.ts';
+import { BadRequestError, HttpError } from '../errors.ts';
 
 /** The deepest nesting of objects and arrays a JSON body may have; no request schema comes near it. */
 export const MAX_JSON_DEPTH = 64;
@@ -48,6 +48,12 @@ export function registerJsonParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    // JSON on the wire is UTF-8 (RFC 8259, spec "Content type"): a body declared in another charset is not read as UTF-8.
+    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers['content-type'] ?? '')?.[1].toLowerCase();
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      done(new HttpError(415, `Unsupported Media Type: charset "${charset.replace(/[^\w.-]/g, '?').slice(0, 40)}"; request bodies are UTF-8 JSON`), undefined);
+      return;
+    }
     const bytes = body as Buffer;
     if (bytes.length === 0) {
       done(null, undefined);

@@ -6,7 +6,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Config } from '../config.ts';
-import { HttpError, ValidationError } from '../errors.ts';
+import { BadRequestError, HttpError, ValidationError } from '../errors.ts';
 import type { Orm } from '../db/orm.ts';
 import { databaseFailure, OUTAGE_RETRY_AFTER, type DatabaseFailure } from '../db/errors.ts';
 import type { KernelServices } from '../kernel/services.ts';
@@ -126,8 +126,10 @@ function rebindingRefusal(headers: FastifyRequest['headers'], allowed: Set<strin
 const printable = (value: string) => value.replace(/[^\x20-\x7e]|"/g, '?').slice(0, 100);
 
 /** The JSON-RPC error for a request Fastify refused before the MCP transport saw it. */
-function jsonRpcError(status: number, fastifyCode: string | undefined): { code: number; message: string } {
-  if (status === 400 && fastifyCode?.startsWith('FST_ERR_CTP_')) return { code: -32700, message: 'Parse error: the body is not valid JSON' };
+function jsonRpcError(status: number, error: { code?: string }): { code: number; message: string } {
+  if (status === 400 && error.code?.startsWith('FST_ERR_CTP_')) return { code: -32700, message: 'Parse error: the body is not valid JSON' };
+  // The kernel's JSON parser (core/http/json-body.ts): not UTF-8, or nested too deep.
+  if (status === 400 && error instanceof BadRequestError) return { code: -32700, message: `Parse error: ${error.message}` };
   if (status === 413) return { code: -32600, message: 'Invalid Request: the body is too large' };
   if (status === 429) return { code: -32000, message: 'Too Many Requests: the rate limit of this API key is exhausted; see Retry-After' };
   if (status === 415) return { code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' };
@@ -195,8 +197,9 @@ export function registerMcp(
     mcp.addHook('onRequest', opts.auth);
     // Body parse errors are JSON-RPC errors on this endpoint, not the REST envelope.
     mcp.setErrorHandler(async (error: { statusCode?: number; code?: string }, request, reply) => {
-      // The database lost while authenticating: 503 and `Retry-After`, still a JSON-RPC error.
-      const failure = databaseFailure(error);
+      // The database lost while authenticating: 503 and `Retry-After`, still a JSON-RPC error
+      // (not a client that hung up mid-body: its "aborted" has a socket code too).
+      const failure = request.raw.readableAborted ? undefined : databaseFailure(error);
       if (failure?.status === 503) {
         request.log.warn({ err: error }, 'MCP request failed: database unavailable');
         const { code, message, data } = unavailable(failure);
@@ -205,7 +208,7 @@ export function registerMcp(
       }
       const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
       if (status === 500) request.log.error({ err: error }, 'MCP request failed');
-      return reply.code(status).send({ jsonrpc: '2.0', error: jsonRpcError(status, error.code), id: null });
+      return reply.code(status).send({ jsonrpc: '2.0', error: jsonRpcError(status, error), id: null });
     });
     // No SSE stream and no session: a GET handed to the transport would stay open forever.
     mcp.route({

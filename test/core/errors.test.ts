@@ -98,7 +98,17 @@ t.test('a content type other than JSON is 415 with the envelope', async (t) => {
     assertEnvelope(t, res, 415, '/api/v1/projects');
     t.equal(res.body.error, 'Unsupported Media Type');
   }
+  // JSON is UTF-8 on the wire (spec, "Content type"): another declared charset is refused, not misread.
+  const body = JSON.stringify({ code: 'C', name: 'n', description: 'd' });
+  for (const type of ['application/json; charset=utf-16', 'application/json;charset="ISO-8859-1"', 'application/json; charset=bogus']) {
+    const res = await server.request('POST', '/api/v1/projects', { ...k, body, headers: { 'content-type': type } });
+    assertEnvelope(t, res, 415, '/api/v1/projects');
+    t.match(res.body.message, /charset .*UTF-8 JSON/, type);
+  }
   t.equal((await server.sql('select count(*)::int as n from project'))[0].n, 1, 'nothing was created');
+  for (const type of ['application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'application/json; charset=utf8']) {
+    t.equal((await server.request('POST', '/api/v1/projects', { ...k, body, headers: { 'content-type': type } })).status, 201, type);
+  }
 });
 
 t.test('invalid query parameters are 400 validation errors naming the parameter', async (t) => {

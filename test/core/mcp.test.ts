@@ -287,7 +287,7 @@ interface Raw {
 }
 
 /** node:https rather than fetch, so that Host can be set freely. */
-function raw(method: string, body: string | undefined, headers: Record<string, string>, base = server.url): Promise<Raw> {
+function raw(method: string, body: string | Buffer | undefined, headers: Record<string, string>, base = server.url): Promise<Raw> {
   const url = new URL(base + '/mcp');
   return new Promise((resolve, reject) => {
     const req = https.request(
@@ -304,7 +304,7 @@ function raw(method: string, body: string | undefined, headers: Record<string, s
   });
 }
 
-const post = (body: string, headers: Record<string, string>, base = server.url) =>
+const post = (body: string | Buffer, headers: Record<string, string>, base = server.url) =>
   raw('POST', body, { 'content-type': 'application/json', accept: mcpAccept, ...headers }, base);
 
 t.test('raw HTTP: methods, headers, parse errors', async (t) => {
@@ -331,6 +331,12 @@ t.test('raw HTTP: methods, headers, parse errors', async (t) => {
   t.notMatch(parse.text, /timestamp|statusCode/, 'not the REST envelope');
   const empty = await post('', key);
   t.match(JSON.parse(empty.text), { jsonrpc: '2.0', error: { code: -32700 } }, 'an empty body too');
+  // Bodies the kernel's JSON parser refuses are parse errors too, saying why.
+  const notUtf8 = await post(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/list","x":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]), key);
+  t.equal(notUtf8.status, 400);
+  t.match(JSON.parse(notUtf8.text), { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: The body is not valid UTF-8' }, id: null });
+  const deep = await post('['.repeat(100) + ']'.repeat(100), key);
+  t.match(JSON.parse(deep.text), { jsonrpc: '2.0', error: { code: -32700, message: /^Parse error: The JSON body is nested deeper than 64/ }, id: null });
 
   // JSON-RPC 2.0, 5.1 and 6: JSON that is not a request object, or an empty batch, is -32600.
   for (const body of [{ hello: 'world' }, { jsonrpc: '1.0', id: 1, method: 'ping' }, { jsonrpc: '2.0', id: 1.5, method: 'ping' }, []]) {
@@ -352,7 +358,7 @@ t.test('raw HTTP: methods, headers, parse errors', async (t) => {
   t.equal(options.status, 405, 'OPTIONS with a key');
   t.equal(options.headers.allow, 'POST');
 
-  for (const contentType of ['text/plain', 'application/xml']) {
+  for (const contentType of ['text/plain', 'application/xml', 'application/json; charset=utf-16']) {
     const res = await post(toolsList, { ...key, 'content-type': contentType });
     t.equal(res.status, 415, `${contentType}: content type must be JSON`);
     t.match(JSON.parse(res.text), { jsonrpc: '2.0', error: { code: -32000 }, id: null });
