@@ -145,11 +145,13 @@ function describe(kernel: Kernel, doc: Document): Document {
     media.schema = schemaRef(component);
   };
   // `path` in Fastify syntax: a path id (`:id`) that names no visible record is a 404.
-  const errors = (op: Operation, path: string, extra: readonly number[]) => {
+  const errors = (op: Operation, path: string, extra: readonly number[], body?: TSchema) => {
     // Every operation may meet the rate limit (429) and a database outage (503).
     const statuses = new Set<number>([401, 429, 503, ...extra]);
     if (op.parameters?.length || op.requestBody) statuses.add(400);
-    if (path.includes(':')) statuses.add(404);
+    // A body may be too large (413) or not UTF-8 JSON (415), and may name a record that is not there (404).
+    if (op.requestBody) [413, 415].forEach((s) => statuses.add(s));
+    if (path.includes(':') || namesRecord(body)) statuses.add(404);
     for (const status of [...statuses].sort()) op.responses[String(status)] = responseRef(SHARED_RESPONSE[status] ?? 'Error');
   };
   const header = (op: Operation, name: keyof typeof PARAMETERS) => (op.parameters ??= []).push(parameterRef(name));
@@ -204,7 +206,7 @@ function describe(kernel: Kernel, doc: Document): Document {
     // As the If-Match guards (app/http/record-routes.ts): every PUT, PATCH, DELETE and POST action
     // (not a create); one on a record without a GET has no tag, so only `*` holds there.
     const guarded = ['PUT', 'PATCH', 'DELETE'].includes(def.method) || (def.method === 'POST' && !isCreate(def));
-    errors(op, def.path, [...(def.errors ?? []), ...(versioned ? [409] : []), ...(guarded ? [412] : [])]);
+    errors(op, def.path, [...(def.errors ?? []), ...(versioned ? [409] : []), ...(guarded ? [412] : [])], def.body);
     if (guarded) header(op, 'IfMatch');
     if (isCreate(def)) {
       header(op, 'IdempotencyKey');
@@ -249,4 +251,11 @@ export function openapiOptions(kernel: Kernel): SwaggerOptions {
     transform: ({ schema, url }) => ({ schema: { ...schema, hide: schema?.hide || !isPublic(url) }, url }),
     transformObject: (document) => describe(kernel, (document as { openapiObject: unknown }).openapiObject as Document) as never,
   };
+}
+
+/** Whether a body schema holds an id (a `Uuid()` anywhere in it): one naming no visible record is a 404. */
+function namesRecord(schema: unknown): boolean {
+  if (!schema || typeof schema !== 'object') return false;
+  if ((schema as { format?: string }).format === 'uuid') return true;
+  return Object.values(schema).some(namesRecord);
 }

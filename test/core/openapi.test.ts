@@ -232,12 +232,16 @@ t.test('every operation lists its error responses as references to the shared on
     t.ok(responses['429'] && responses['503'], `${method} ${path} documents 429 and 503`);
     // Path and query parameters can be invalid; the optional conditional headers (shared $refs) cannot.
     if (op.parameters?.some((p) => p.in === 'path' || p.in === 'query') || op.requestBody) t.ok(responses['400'], `${method} ${path} documents 400`);
+    const namesId = JSON.stringify(op.requestBody ?? {}).includes('"format":"uuid"');
     if (path.includes('{')) t.ok(responses['404'], `${method} ${path} documents 404`);
-    else t.notOk(responses['404'], `${method} ${path} has no path id, no 404`);
+    else if (!namesId) t.notOk(responses['404'], `${method} ${path} has no path id nor a body id, no 404`);
+    if (op.requestBody) t.ok(responses['413'] && responses['415'], `${method} ${path} documents 413 and 415`);
     if (method === 'get') t.notOk(responses['403'], `${method} ${path}: a read is 404, never 403`);
   }
   const op = (method: string, path: string) => doc.paths['/api/v1' + path][method].responses ?? {};
   t.ok(op('post', '/studies')['403'], 'creating a study needs a contributor');
+  t.ok(op('post', '/studies')['404'], 'a study names its project, which may not be there');
+  t.notOk(op('post', '/keywords')['404'], 'a keyword names no record');
   t.notOk(op('post', '/projects')['403'], 'any user creates a project');
   t.ok(op('post', '/teams')['403'], 'teams are written by admins');
   t.notOk(op('post', '/collaborators')['403'], 'any user writes collaborators');
