@@ -48,13 +48,27 @@ export function resourceNames(name: string): ResourceNames {
   };
 }
 
-/** The template's text with its resource renamed; relative imports re-aimed from `target`. */
+/**
+ * What a plugin outside this checkout imports instead of a relative path: the package's public
+ * entry points (package.json "exports"), resolved through a `node_modules/labdata` above it.
+ */
+const PACKAGE_IMPORTS: [RegExp, string][] = [
+  [/'\.\.\/\.\.\/core\/public\.ts'/g, "'labdata/plugin-api'"],
+  [/'\.\.\/\.\.\/lib\/(records|integrations)\/index\.ts'/g, "'labdata/$1'"],
+  [/'\.\.\/\.\.\/plugins\/([\w-]+)\/extensions\.ts'/g, "'labdata/plugins/$1'"],
+];
+
+/** The template's text with its resource renamed; imports re-aimed from `target`. */
 export function renameTemplate(text: string, names: ResourceNames, target: string): string {
   const root = path.relative(target, projectRoot).split(path.sep).join('/');
-  return text
+  // Two levels up is this checkout's root only for a plugin folder inside it.
+  const outside = path.relative(projectRoot, target).startsWith('..');
+  const imports = outside
+    ? PACKAGE_IMPORTS.reduce((t, [from, to]) => t.replace(from, to), text)
+    : text.replace(/'(\.\.\/\.\.\/)/g, `'${root}/`);
+  return imports
     // The README's line about being the template would be untrue in the copy.
     .replace('The smallest complete plugin, and the one `labdata new-plugin NAME` copies:', 'Started with `labdata new-plugin`; its files:')
-    .replace(/'(\.\.\/\.\.\/)/g, `'${root}/`)
     .replace(/\bkeywords(?=-\d{4}-)|(?<=name: ')keywords(?=')|(?<=^# )keywords$|(?<=plugins\/)keywords\b|\bkeywords plugin\b/gm, (m) =>
       m.replace('keywords', names.plugin),
     )
@@ -78,12 +92,31 @@ export function newPlugin(name: string, into = path.join(projectRoot, 'plugins')
   const names = resourceNames(name);
   const target = path.resolve(into, name);
   if (fs.existsSync(target)) throw new NewPluginError(`${path.relative(process.cwd(), target) || target} already exists: choose another name or remove it`);
+  if (fs.existsSync(path.join(projectRoot, 'plugins', name))) throw new NewPluginError(`"${name}" is the name of a built-in plugin: choose another name`);
+  const owner = tableOwners().get(names.singular);
+  if (owner) throw new NewPluginError(`"${name}" would create the table ${names.singular}, which ${owner} already has: choose another name`);
   fs.mkdirSync(target, { recursive: true });
   for (const file of fs.readdirSync(TEMPLATE)) {
     const text = fs.readFileSync(path.join(TEMPLATE, file), 'utf8');
     fs.writeFileSync(path.join(target, file), renameTemplate(text, names, target));
   }
   return target;
+}
+
+/** Tables the kernel and the built-in plugins create, by who creates them (read from their migrations). */
+function tableOwners(): Map<string, string> {
+  const owners = new Map<string, string>();
+  const scan = (file: string, owner: string) => {
+    for (const [, table] of fs.readFileSync(file, 'utf8').matchAll(/create table (?:if not exists )?(\w+)/g)) owners.set(table, owner);
+  };
+  for (const file of fs.readdirSync(path.join(projectRoot, 'core'), { recursive: true, encoding: 'utf8' })) {
+    if (file.endsWith('.ts')) scan(path.join(projectRoot, 'core', file), 'the kernel');
+  }
+  for (const plugin of fs.readdirSync(path.join(projectRoot, 'plugins'))) {
+    const file = path.join(projectRoot, 'plugins', plugin, 'migrations.ts');
+    if (fs.existsSync(file)) scan(file, `the ${plugin} plugin`);
+  }
+  return owners;
 }
 
 /** The CLI verb (listed in app/cli/cli.ts). */

@@ -86,6 +86,8 @@ export class ActivityService<C extends { actor: Actor } = { actor: Actor }> {
   record(em: EntityManager, actor: Actor, input: ActivityInput): void {
     const category = this.categoryOf(input.eventType);
     if (!category) throw new Error(`event type ${input.eventType} was not declared by any plugin`);
+    // Created on `em`, the entry is written by that transaction's commit: outside one it would be lost without a word.
+    if (!em.isInTransaction()) throw new Error(`activity ${input.eventType} must be recorded with the write transaction's EntityManager (db.writeTransaction)`);
     em.create(Activity, {
       id: crypto.randomUUID(),
       organizationId: actor.organizationId,

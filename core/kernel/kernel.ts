@@ -58,37 +58,78 @@ export function assembleKernel(config: Config, plugins: PluginDefinition[], log:
       if (!m.name.startsWith(`${plugin.name}-`)) throw new PluginLoadError(`migration "${m.name}" of plugin ${plugin.name} must start with "${plugin.name}-"`);
       migrations.push(m);
     }
-    services.activity.declare(plugin.name, plugin.events ?? {});
+    inPlugin(plugin.name, 'declaring its events', () => services.activity.declare(plugin.name, plugin.events ?? {}));
   }
   const states = new Map<PluginDefinition, unknown>();
+  const owners = new Map<ReadDefinition | WriteDefinition, string>();
   for (const plugin of plugins) {
-    const state = plugin.setup?.({
+    const state = inPlugin(plugin.name, 'setup', () => plugin.setup?.({
       plugin: plugin.name,
       services,
       log: log.child({ plugin: plugin.name }),
       provide: (point, impl) => extensions.provide(plugin.name, point, impl),
       use: (point) => extensions.use(plugin.name, point),
       find: (point) => extensions.find(point),
-    });
+    }));
     states.set(plugin, state);
   }
   extensions.freeze();
   for (const plugin of plugins) {
-    plugin.register?.({
+    inPlugin(plugin.name, 'register', () => plugin.register?.({
       plugin: plugin.name,
       services,
       log: log.child({ plugin: plugin.name }),
       read: (def) => {
         startup.assertOpen(`operation ${def.name}`);
         reads.push(def);
+        owners.set(def, plugin.name);
       },
       write: (def) => {
         startup.assertOpen(`operation ${def.operationId}`);
         writes.push(def);
+        owners.set(def, plugin.name);
       },
-    }, states.get(plugin));
+    }, states.get(plugin)));
   }
+  assertDistinct(owners);
   // Registries outside the kernel close here: `register` may still add to them (delete cascades).
   startup.end();
   return { plugins, services, entities, migrations, reads, writes };
+}
+
+/**
+ * Runs one plugin's phase; what it throws becomes one start-up line naming the plugin. A phase
+ * that returns a Promise is refused: start-up does not wait, so its registrations would come late.
+ */
+function inPlugin<T>(plugin: string, phase: string, run: () => T): T {
+  let result: T;
+  try {
+    result = run();
+  } catch (err) {
+    if (err instanceof PluginLoadError) throw err;
+    throw new PluginLoadError(`plugin ${plugin} failed in ${phase}: ${String((err as Error)?.message ?? err).split('\n')[0]}`);
+  }
+  if (result instanceof Promise) {
+    result.catch(() => {});
+    throw new PluginLoadError(`plugin ${plugin}: ${phase} must be synchronous (it returned a Promise)`);
+  }
+  return result;
+}
+
+/**
+ * Two operations with one name (the MCP tool and operationId) or one route would fail only when
+ * the HTTP app is built, after migrations ran: refused here, naming both plugins.
+ */
+function assertDistinct(owners: Map<ReadDefinition | WriteDefinition, string>): void {
+  const seen = new Map<string, string>();
+  for (const [def, plugin] of owners) {
+    const [name, method] = 'operationId' in def ? [def.operationId, def.method] : [def.name, 'GET'];
+    // Parameter names do not tell routes apart: `/things/:id` and `/things/:thingId` are one route.
+    const route = `${method} ${def.path.replace(/:\w+/g, ':')}`;
+    for (const [key, label] of [[`operation ${name}`, `operation "${name}"`], [`route ${route}`, `route ${method} ${def.path}`]]) {
+      const first = seen.get(key);
+      if (first !== undefined) throw new PluginLoadError(`${label} is declared by both plugin ${first} and plugin ${plugin}`);
+      seen.set(key, plugin);
+    }
+  }
 }

@@ -3,7 +3,9 @@
 import t from 'tap';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { symlinkSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { projectRoot, runCli } from './labdata-cli.ts';
 import { startTestServer } from '../support/server.ts';
@@ -30,6 +32,9 @@ t.test('a bad name or an existing folder: one line, exit 2, nothing written', as
     [['new-plugin', 'instrument', '--into', into], /is not a plugin name/],
     [['new-plugin', '../evil', '--into', into], /is not a plugin name/],
     [['new-plugin', 'keywords'], /^labdata: new-plugin: plugins\/keywords already exists/],
+    [['new-plugin', 'projects', '--into', into], /^labdata: new-plugin: "projects" is the name of a built-in plugin/],
+    [['new-plugin', 'activities', '--into', into], /^labdata: new-plugin: "activities" would create the table activity, which the kernel already has/],
+    [['new-plugin', 'note-versions', '--into', into], /^labdata: new-plugin: "note-versions" would create the table note_version, which the notes plugin already has/],
   ];
   for (const [args, reason] of cases) {
     const res = await runCli(args, env);
@@ -82,4 +87,22 @@ t.test('"a utensil", "a unit": a "u" read as "you" keeps "a"', async (t) => {
   const res = await runCli(['new-plugin', 'utensils', '--into', into], env);
   t.equal(res.code, 0, res.stderr);
   t.match(readFileSync(join(scratch, 'utensils', 'service.ts'), 'utf8'), 'A utensil with value');
+});
+
+t.test('outside the checkout, the plugin imports the package entry points and loads through node_modules/labdata', async (t) => {
+  const outside = mkdtempSync(join(tmpdir(), 'labdata-plugin-'));
+  t.teardown(() => rmSync(outside, { recursive: true, force: true }));
+  const res = await runCli(['new-plugin', 'instruments', '--into', outside], env);
+  t.equal(res.code, 0, res.stderr);
+  const folder = join(outside, 'instruments');
+  const imports = readdirSync(folder)
+    .filter((f) => f.endsWith('.ts'))
+    .flatMap((f) => [...readFileSync(join(folder, f), 'utf8').matchAll(/from '([^']+)'/g)].map((m) => m[1]));
+  t.same([...new Set(imports.filter((i) => !i.startsWith('./')))].sort(), ['labdata/plugin-api', 'labdata/records'], 'package entry points only');
+  // As docs/plugins.md says: the checkout is the package `labdata` in a node_modules above the plugin.
+  mkdirSync(join(outside, 'node_modules'));
+  symlinkSync(projectRoot, join(outside, 'node_modules/labdata'));
+  const server = await startTestServer(t, { plugins: ['users', folder] });
+  const member = await server.member(await server.organization());
+  t.equal((await server.post('/api/v1/instruments', { value: 'Balance' }, { key: member.key })).status, 201);
 });

@@ -2,9 +2,12 @@ import t from 'tap';
 import { join } from 'node:path';
 import { orderPlugins, PluginLoadError } from '../../core/kernel/loader.ts';
 import { loadDeploymentPlugins as loadPlugins } from '../../app/plugins.ts';
-import { definePlugin } from '../../core/public.ts';
+import pino from 'pino';
+import type { FastifyBaseLogger } from 'fastify';
+import { defineRead, definePlugin, Type } from '../../core/public.ts';
+import { assembleKernel } from '../../core/kernel/kernel.ts';
 import { connectMcp, callTool, resultText } from '../support/mcp.ts';
-import { startTestServer } from '../support/server.ts';
+import { startTestServer, testConfig } from '../support/server.ts';
 import { projectRoot, runCli } from '../cli/labdata-cli.ts';
 import { createTestDatabase } from '../support/db.ts';
 
@@ -138,6 +141,33 @@ t.test('plugin list errors fail with one line naming the plugins', async (t) => 
   }
 });
 
+t.test('a plugin that throws, runs a phase asynchronously or repeats an operation stops start-up in one line naming it', async (t) => {
+  const silent = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
+  const read = (name: string, path: string) =>
+    defineRead({ name, description: 'd', path, response: Type.Object({}), run: async () => ({}) });
+  const assemble = (...plugins: ReturnType<typeof definePlugin>[]) => () => assembleKernel(testConfig(), plugins, silent);
+  const boom = () => {
+    throw new Error('boom\nat somewhere');
+  };
+  t.throws(assemble(definePlugin({ name: 'p', version: '1.0.0', setup: boom })), new PluginLoadError('plugin p failed in setup: boom'));
+  t.throws(assemble(definePlugin({ name: 'p', version: '1.0.0', register: boom })), new PluginLoadError('plugin p failed in register: boom'));
+  t.throws(assemble(definePlugin({ name: 'p', version: '1.0.0', register: async () => {} })), new PluginLoadError('plugin p: register must be synchronous (it returned a Promise)'));
+  t.throws(assemble(definePlugin({ name: 'p', version: '1.0.0', setup: (async () => ({})) as never })), new PluginLoadError('plugin p: setup must be synchronous (it returned a Promise)'));
+  const first = definePlugin({ name: 'first', version: '1.0.0', register: (ctx) => ctx.read(read('get_thing', '/things/:id')) });
+  t.throws(
+    assemble(first, definePlugin({ name: 'second', version: '1.0.0', register: (ctx) => ctx.read(read('get_thing', '/other/:id')) })),
+    new PluginLoadError('operation "get_thing" is declared by both plugin first and plugin second'),
+  );
+  t.throws(
+    assemble(first, definePlugin({ name: 'second', version: '1.0.0', register: (ctx) => ctx.read(read('get_other', '/things/:thingId')) })),
+    new PluginLoadError('route GET /things/:thingId is declared by both plugin first and plugin second'),
+  );
+  t.throws(
+    assemble(first, definePlugin({ name: 'second', version: '1.0.0', events: { 'first.x': 'PROJECT' } as never }), definePlugin({ name: 'third', version: '1.0.0', events: { 'first.x': 'PROJECT' } as never })),
+    { constructor: PluginLoadError, message: /^plugin third failed in declaring its events: .*first\.x/ },
+  );
+});
+
 t.test('labdata serve with a missing dependency exits non-zero with that one line', async (t) => {
   const res = await runCli(['serve'], { LABDATA_PLUGINS: 'projects', LABDATA_DATABASE_URL: await createTestDatabase(t), LABDATA_PORT: '0' });
   t.not(res.code, 0);
@@ -146,4 +176,21 @@ t.test('labdata serve with a missing dependency exits non-zero with that one lin
   const cycle = await runCli(['serve'], { LABDATA_PLUGINS: `users,projects,${relativeFixture},nope`, LABDATA_DATABASE_URL: await createTestDatabase(t), LABDATA_PORT: '0' });
   t.not(cycle.code, 0);
   t.match(cycle.reasons, [/^labdata: plugin "nope" could not be loaded: /]);
+});
+
+t.test('activity recorded outside the write transaction throws instead of being lost', async (t) => {
+  const { activity } = server.kernel.services;
+  const actor = { organizationId: org, organizationUserId: alice.organizationUserId } as never;
+  t.throws(() => activity.record(server.orm.em.fork(), actor, { eventType: 'project.created' }), {
+    message: 'activity project.created must be recorded with the write transaction\'s EntityManager (db.writeTransaction)',
+  });
+  const rolledBack = new Error('roll back');
+  await t.rejects(
+    server.orm.em.fork().transactional(async (em) => {
+      activity.record(em, actor, { eventType: 'project.created' });
+      throw rolledBack;
+    }),
+    rolledBack,
+    'inside a transaction it records',
+  );
 });
