@@ -33,6 +33,17 @@ function backoff(attempt: number): Promise<void> {
 /** Checks a write must pass inside its own transaction (an `If-Match`), by the request's EntityManager. */
 const preconditions = new WeakMap<EntityManager, (em: EntityManager) => Promise<void>>();
 
+/** Statements every write transaction on the request's EntityManager runs first (an `Idempotency-Key` claim). */
+const companions = new WeakMap<EntityManager, (em: EntityManager) => Promise<void>>();
+
+/**
+ * Makes every write transaction run on `em` start with `first` (core/http/idempotency.ts marks
+ * its key applied there): whatever `first` writes commits or rolls back with the write.
+ */
+export function startEachWriteWith(em: EntityManager, first: (em: EntityManager) => Promise<void>): void {
+  companions.set(em, first);
+}
+
 /** The check of the attempt running in this async context, until the write has locked its record. */
 const pending = new AsyncLocalStorage<{ check?: (em: EntityManager) => Promise<void> }>();
 
@@ -77,7 +88,9 @@ export async function writeTransaction<T>(em: EntityManager, work: (em: EntityMa
   // (and may find the record changed by the first).
   const check = preconditions.get(em);
   preconditions.delete(em);
-  const run = check ? (tx: EntityManager) => pending.run({ check }, async () => (await check(tx), work(tx))) : work;
+  const checked = check ? (tx: EntityManager) => pending.run({ check }, async () => (await check(tx), work(tx))) : work;
+  const first = companions.get(em);
+  const run = first ? async (tx: EntityManager) => (await first(tx), checked(tx)) : checked;
   for (let attempt = 1; ; attempt++) {
     try {
       return await em.transactional(run, { clear: true, isolationLevel: options.isolationLevel });

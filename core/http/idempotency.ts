@@ -9,18 +9,25 @@
  * - Concurrent duplicates: the first request inserts the key row (primary key: organization,
  *   user, key) before it runs, in its own statement; the others find the row and wait until the
  *   first response is stored (then replay it) or the row is released (then one of them runs).
- * - Only a success is stored. A failed first attempt (any 4xx or 5xx) created nothing, so its row
- *   is released and the retry runs normally: a 5xx retried after a fault can succeed, and a
- *   corrected 4xx request may reuse its key.
+ * - The create's own write transaction marks the row `applied` (its first statement, through
+ *   `startEachWriteWith`), so the mark commits if and only if the record does. A failed request
+ *   whose write did not commit (any 4xx or 5xx) created nothing: its row is released and the retry
+ *   runs normally. One whose write committed keeps the key: a retry gets a 409 that says so.
  * - Storing the response or releasing the row is retried in the background for about a minute
  *   when the database drops at that moment (SETTLE_RETRIES).
- * - A row left in progress by a process that died is taken over after STALE_SECONDS.
+ * - A row left in progress by a process that died is taken over after STALE_SECONDS, unless it
+ *   was applied (the create committed, its response was lost): then the retry is a 409, never a
+ *   second record. Every claim has its own id: a claim taken over can no longer mark or settle
+ *   the row, and its write fails instead of committing beside the retry's.
  * - A key is 1 to 255 visible ASCII characters (no spaces): anything else is a 400.
  */
 import crypto from 'node:crypto';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { MigrationDefinition, Orm } from '../db/orm.ts';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import type { WriteDefinition } from '../kernel/operations.ts';
+import { startEachWriteWith } from '../db/transaction.ts';
+import { ConflictError } from '../errors.ts';
 import { isBeta } from './beta-alias.ts';
 import { sendError } from './envelope.ts';
 
@@ -43,16 +50,30 @@ export const idempotencyMigrations: MigrationDefinition[] = [
       `create index idempotency_key_created_idx on idempotency_key (created_at)`,
     ],
   },
+  {
+    name: 'kernel-0008-idempotency-applied',
+    sql: [
+      // claim_id: whose claim the row is; applied: the create's write committed (status_code 0:
+      // applied, and the request failed after it, so there is no response to replay).
+      `alter table idempotency_key add column claim_id uuid, add column applied boolean not null default false`,
+    ],
+  },
 ];
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 const TTL = `interval '24 hours'`;
-/** A request still "running" after this long belongs to a process that died. */
-const STALE_SECONDS = 120;
+/**
+ * A request still "running" after this long without its write committed may be taken over by a
+ * retry: safe at any age (the claim id check), so short enough that a retry after a crash runs
+ * within one wait.
+ */
+const STALE_SECONDS = 20;
 /** How long a duplicate waits for the first request before giving up with a 409. */
 const WAIT_MS = 30_000;
 const POLL_MS = 50;
+/** How long a committed claim without its response is waited for before it counts as lost. */
+const LOST_GRACE_MS = 2_000;
 /** Expired keys are swept at most this often per process (on a claim; indexed by created_at). */
 const SWEEP_MS = 10 * 60_000;
 /**
@@ -71,7 +92,12 @@ interface Claim {
   organizationId: string;
   userId: string;
   key: string;
+  claimId: string;
 }
+
+/** Status stored for a create that committed and then failed: nothing to replay. */
+const APPLIED_WITHOUT_RESPONSE = 0;
+const LOST = 'The request with this Idempotency-Key was carried out, but its response was lost: read the record rather than create it again';
 
 interface StoredRow {
   request_hash: string;
@@ -79,6 +105,7 @@ interface StoredRow {
   content_type: string | null;
   location: string | null;
   response_body: string | null;
+  applied: boolean;
   expired: boolean;
   stale: boolean;
 }
@@ -167,15 +194,16 @@ export function idempotency(orm: Orm) {
             { field: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters without spaces' },
           ]);
         }
-        const claim: Claim = { organizationId: actor.organizationId, userId: actor.userId, key: header };
+        const claim: Claim = { organizationId: actor.organizationId, userId: actor.userId, key: header, claimId: crypto.randomUUID() };
         const pk = [claim.organizationId, claim.userId, claim.key];
         const hash = requestHash(def, request);
         const deadline = Date.now() + WAIT_MS;
+        let lostAfter: number | undefined;
         for (;;) {
           const inserted = await run<{ key: string }>(
-            `insert into idempotency_key (organization_id, user_id, key, request_hash) values (?, ?, ?, ?)
+            `insert into idempotency_key (organization_id, user_id, key, request_hash, claim_id) values (?, ?, ?, ?, ?)
              on conflict do nothing returning key`,
-            [...pk, hash],
+            [...pk, hash, claim.claimId],
           );
           if (inserted.length) {
             owners.set(request, claim);
@@ -186,18 +214,19 @@ export function idempotency(orm: Orm) {
             return;
           }
           const [row] = await run<StoredRow>(
-            `select request_hash, status_code, content_type, location, response_body,
+            `select request_hash, status_code, content_type, location, response_body, applied,
                     created_at < now() - ${TTL} as expired,
                     status_code is null and created_at < now() - make_interval(secs => ${STALE_SECONDS}) as stale
                from idempotency_key where organization_id = ? and user_id = ? and key = ?`,
             pk,
           );
           if (!row) continue; // released meanwhile: try to claim it
-          if (row.expired || row.stale) {
-            // Compare-and-delete: only the expired or abandoned row, not a fresh claim by someone else.
+          if (row.expired || (row.stale && !row.applied)) {
+            // Compare-and-delete: only the expired or abandoned row, not a fresh claim by someone
+            // else, nor one whose write is committing now (it holds the row until its commit).
             await run(
               `delete from idempotency_key where organization_id = ? and user_id = ? and key = ?
-                 and (created_at < now() - ${TTL} or (status_code is null and created_at < now() - make_interval(secs => ${STALE_SECONDS})))`,
+                 and (created_at < now() - ${TTL} or (status_code is null and not applied and created_at < now() - make_interval(secs => ${STALE_SECONDS})))`,
               pk,
             );
             continue;
@@ -205,7 +234,12 @@ export function idempotency(orm: Orm) {
           if (row.request_hash !== hash) {
             return sendError(request, reply, 409, 'This Idempotency-Key was already used with a different request');
           }
+          if (row.status_code === APPLIED_WITHOUT_RESPONSE) return sendError(request, reply, 409, LOST);
           if (row.status_code !== null) return replay(request, reply, row);
+          // Committed, claimed long ago, and no response within a grace (a response follows its
+          // commit by milliseconds): the process died between the two.
+          if (row.applied && row.stale) lostAfter ??= Date.now() + LOST_GRACE_MS;
+          if (lostAfter !== undefined && Date.now() > lostAfter) return sendError(request, reply, 409, LOST);
           if (Date.now() > deadline) {
             return sendError(request, reply, 409, 'A request with this Idempotency-Key is still being processed; retry later');
           }
@@ -214,23 +248,46 @@ export function idempotency(orm: Orm) {
       };
     },
 
-    /** Stores a success for later replays; releases the key on any failure. */
+    /**
+     * The request's write transactions (on `em`, its EntityManager) mark its claim applied as
+     * their first statement; a claim taken over meanwhile fails the write instead.
+     */
+    join(request: FastifyRequest, em: EntityManager) {
+      const claim = owners.get(request);
+      if (!claim) return;
+      startEachWriteWith(em, async (tx) => {
+        const marked = await tx.execute(
+          'update idempotency_key set applied = true where organization_id = ? and user_id = ? and key = ? and claim_id = ? returning 1',
+          [claim.organizationId, claim.userId, claim.key, claim.claimId],
+        );
+        if (!marked.length) throw new ConflictError('A retry with this Idempotency-Key took the request over: its answer is the one that counts');
+      });
+    },
+
+    /** Stores a success for later replays; on a failure, releases the key unless the write committed. */
     async onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
       const claim = owners.get(request);
       if (!claim) return payload;
       owners.delete(request);
-      const pk = [claim.organizationId, claim.userId, claim.key];
+      const mine = [claim.organizationId, claim.userId, claim.key, claim.claimId];
       const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
       if (reply.statusCode >= 200 && reply.statusCode < 300 && body !== undefined) {
         const location = reply.getHeader('location');
         await settle(
           request.log,
           `update idempotency_key set status_code = ?, content_type = ?, location = ?, response_body = ?
-            where organization_id = ? and user_id = ? and key = ?`,
-          [reply.statusCode, String(reply.getHeader('content-type') ?? ''), location === undefined ? null : String(location), body, ...pk],
+            where organization_id = ? and user_id = ? and key = ? and claim_id = ?`,
+          [reply.statusCode, String(reply.getHeader('content-type') ?? ''), location === undefined ? null : String(location), body, ...mine],
         );
       } else {
-        await settle(request.log, 'delete from idempotency_key where organization_id = ? and user_id = ? and key = ? and status_code is null', pk);
+        await settle(
+          request.log,
+          `with kept as (
+             update idempotency_key set status_code = ${APPLIED_WITHOUT_RESPONSE}
+              where organization_id = ? and user_id = ? and key = ? and claim_id = ? and applied and status_code is null returning 1)
+           delete from idempotency_key where organization_id = ? and user_id = ? and key = ? and claim_id = ? and not applied and status_code is null`,
+          [...mine, ...mine],
+        );
       }
       return payload;
     },

@@ -155,6 +155,7 @@ export function registerOperations(
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
         const ctx = operationContext(request.actor!, orm, services, request.log);
         if (request.writePrecondition) requirePrecondition(ctx.em, request.writePrecondition);
+        if (create) idempotent.join(request, ctx.em);
         const result = await def.run(ctx, {
           params: (request.params ?? {}) as never,
           query: (request.query ?? {}) as never,

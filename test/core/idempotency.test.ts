@@ -135,7 +135,8 @@ t.test('a response the database could not store at once is stored by a retry: a 
   await server.sql(`create sequence settle_fault`);
   await server.sql(`create function settle_fail_once() returns trigger language plpgsql as $$
     begin
-      if nextval('settle_fault') = 1 then raise exception 'connection lost' using errcode = '57P01'; end if;
+      -- The store of the response (not the mark the create's own transaction sets).
+      if new.status_code is not null and nextval('settle_fault') = 1 then raise exception 'connection lost' using errcode = '57P01'; end if;
       return new;
     end $$`);
   await server.sql(`create trigger settle_fail_once before update on idempotency_key for each row execute function settle_fail_once()`);
@@ -161,9 +162,9 @@ t.test('a key is remembered for 24 hours', async (t) => {
   t.equal(later.headers.get('idempotent-replayed'), null);
 });
 
-t.test('a key left in progress by a process that died is taken over after two minutes', async (t) => {
+t.test('a key left in progress by a process that died before its write committed is taken over', async (t) => {
   // core/http/idempotency.ts: "A row left in progress by a process that died is taken over after
-  // STALE_SECONDS" (120); without that, every retry with the key would wait and 409 for 24 hours.
+  // STALE_SECONDS" (20); without that, every retry with the key would wait and 409 for 24 hours.
   const body = projectBody();
   // The same request by bob gives the request hash (it does not include the user): alice's claim
   // is then a copy of it, left as a process that died mid-request leaves it: no response, 3 minutes old.
@@ -181,6 +182,29 @@ t.test('a key left in progress by a process that died is taken over after two mi
   const again = await createProject(alice, body, 'orphaned');
   t.equal(again.headers.get('idempotent-replayed'), 'true', 'the key now answers the taken-over response');
   t.same(again.body, retry.body);
+});
+
+t.test('a create that committed but whose response was lost is never run again: the retry is a 409 saying so', async (t) => {
+  const body = projectBody();
+  const first = await createProject(alice, body, 'died-after-commit');
+  t.equal(first.status, 201);
+  const [row] = await server.sql<{ applied: boolean }>(`select applied from idempotency_key where key = 'died-after-commit'`);
+  t.equal(row.applied, true, 'the create\'s own transaction marked the key applied');
+  // What a process killed between the commit and storing the response leaves behind.
+  await server.sql(
+    `update idempotency_key set status_code = null, content_type = null, location = null, response_body = null,
+            created_at = now() - interval '5 minutes' where key = 'died-after-commit'`,
+  );
+  const retry = await createProject(alice, body, 'died-after-commit');
+  assertEnvelope(t, retry, 409);
+  t.match(retry.body.message, /was carried out, but its response was lost/);
+  t.equal(await count('project', 'code', body.code), 1, 'no second record');
+
+  // A create that failed after its write committed keeps its key the same way.
+  await server.sql(`update idempotency_key set status_code = 0 where key = 'died-after-commit'`);
+  const again = await createProject(alice, body, 'died-after-commit');
+  assertEnvelope(t, again, 409);
+  t.equal(await count('project', 'code', body.code), 1);
 });
 
 t.test('malformed keys are a 400 with the envelope, after authentication', async (t) => {
