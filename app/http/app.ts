@@ -103,7 +103,12 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler());
   app.setSerializerCompiler(serializerCompiler());
   app.addHook('onRequest', echoRequestId);
-  app.addHook('onRequestAbort', async (request) => requestLog.requestAborted(request));
+  app.addHook('onRequest', async (request, reply) => {
+    // A response that never finishes (the client hung up mid-body or while the handler ran) gets its line here.
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) requestLog.requestAborted(request);
+    });
+  });
   if (config.trustProxy) app.addHook('onRequest', proxyTransportGuard);
   app.addHook('onRequest', async (request, reply) => {
     const mount = mountOf(request);

@@ -20,9 +20,8 @@ export class RequestLogController extends LogController {
   }
 
   /**
-   * The line of a request whose client hung up before sending all of it (an `onRequestAbort`
-   * hook): its response never finishes, so `requestCompleted` never runs for it. One answered
-   * before the body ended (a 401, a 413) already has its line.
+   * The line of a request whose client hung up before its response was sent (mid-body, or while
+   * the handler ran): the response never finishes, so `requestCompleted` never runs for it.
    */
   requestAborted(request: FastifyRequest) {
     if (this.#completed.has(request)) return;

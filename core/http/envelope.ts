@@ -103,7 +103,7 @@ export function handleError(error: FastifyError & { validation?: AjvIssue[]; val
   if (preconditionFailure(error, request)) return sendError(request, reply, 412, new PreconditionFailedError().message);
   if (error instanceof HttpError) return sendError(request, reply, error.statusCode, error.message);
   // The client hung up mid-body (Node's "aborted", code ECONNRESET like a lost database): its mistake.
-  if (request.raw.readableAborted) return sendError(request, reply, 400, 'The request body ended before its Content-Length');
+  if (clientHungUp(error, request)) return sendError(request, reply, 400, 'The request body ended before its Content-Length');
   const failure = databaseFailure(error);
   if (failure) {
     // The database's own text stays in the log: it may name tables, columns and values.
@@ -120,4 +120,12 @@ export function handleError(error: FastifyError & { validation?: AjvIssue[]; val
   }
   request.log.error({ err: error }, 'request failed');
   return sendError(request, reply, 500, 'Internal server error');
+}
+
+/**
+ * Whether `error` is the request stream's own: the client closed the connection before the end of
+ * the body. A handler's error (a lost database) after such a hang-up is still the handler's.
+ */
+export function clientHungUp(error: unknown, request: FastifyRequest): boolean {
+  return request.raw.readableAborted && error === request.raw.errored;
 }

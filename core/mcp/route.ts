@@ -14,7 +14,7 @@ import { executeRead, operationContext } from '../http/operations.ts';
 import type { Actor } from '../auth/api-keys.ts';
 import type { ToolEntry } from './tools.ts';
 import { redactUrl } from '../logging/redact.ts';
-import { routeNotFound } from '../http/envelope.ts';
+import { clientHungUp, routeNotFound } from '../http/envelope.ts';
 import { fastCall, okResponse, protocolRefusal, rpcErrorResponse, toolErrorResponse, type FastCall } from './fast-call.ts';
 
 const errorResult = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
@@ -199,7 +199,7 @@ export function registerMcp(
     mcp.setErrorHandler(async (error: { statusCode?: number; code?: string }, request, reply) => {
       // The database lost while authenticating: 503 and `Retry-After`, still a JSON-RPC error
       // (not a client that hung up mid-body: its "aborted" has a socket code too).
-      const failure = request.raw.readableAborted ? undefined : databaseFailure(error);
+      const failure = clientHungUp(error, request) ? undefined : databaseFailure(error);
       if (failure?.status === 503) {
         request.log.warn({ err: error }, 'MCP request failed: database unavailable');
         const { code, message, data } = unavailable(failure);

@@ -3,11 +3,26 @@ import tls from 'node:tls';
 import t from 'tap';
 import { captureLogs } from '../support/logs.ts';
 import { startTestServer } from '../support/server.ts';
+import { definePlugin, defineRead, Type } from '../../core/public.ts';
 
 // The app's JSON log lines, parsed.
 const { logger, lines } = captureLogs();
 
-const server = await startTestServer(t, { logger });
+// A read that fails as a lost database would, after a while: for a client that hangs up meanwhile.
+const slow = definePlugin({
+  name: 'slow-outage',
+  version: '1.0.0',
+  register(ctx) {
+    ctx.read(defineRead({
+      name: 'slow_outage', description: 'd', path: '/slow-outage', response: Type.Object({}), tool: false,
+      run: async () => {
+        await new Promise((r) => setTimeout(r, 300));
+        throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+      },
+    }));
+  },
+});
+const server = await startTestServer(t, { logger, extraPlugins: [slow] });
 const org = await server.organization();
 const alice = await server.member(org);
 
@@ -62,5 +77,20 @@ t.test('a client that hangs up mid-body is logged as a client mistake with its r
   t.notOk(lines.some((l) => l.msg === 'database unavailable'), 'no outage is reported');
   t.notOk(lines.some((l) => (l.level as number) >= 40), 'nothing at warn or error');
   t.same(await hangUp(alice.key + 'x').then((l) => l.map((x) => [x.msg, x.status])), [['request completed', 401]], 'answered before the body ended: its one line');
+
+  // A whole request, then a hang-up while the handler runs: the handler's failure is still its own.
+  lines.length = 0;
+  const { port } = new URL(server.url);
+  const ca = readFileSync(process.env.LABDATA_TEST_TLS_CERT!, 'utf8');
+  await new Promise<void>((resolve, reject) => {
+    const socket = tls.connect({ host: '127.0.0.1', port: Number(port), ca, servername: 'localhost' }, () => {
+      socket.write(`GET /api/v1/slow-outage HTTP/1.1\r\nHost: localhost\r\nX-API-KEY: ${alice.key}\r\n\r\n`);
+      setTimeout(() => socket.destroy(), 100);
+    });
+    socket.on('close', () => resolve());
+    socket.on('error', reject);
+  });
+  await server.waitFor(() => lines.some((l) => l.msg === 'database unavailable'), 5_000, 'the outage logged');
+  t.match(lines.filter((l) => l.url === '/api/v1/slow-outage'), [{ msg: 'request aborted by the client', route: '/api/v1/slow-outage' }], 'and the request its one line');
   t.equal((await server.get('/api/v1/projects', { key: alice.key })).status, 200, 'the server serves on');
 });
