@@ -69,7 +69,8 @@ class Refs {
 async function resolve(em: EntityManager, refs: Refs, value: unknown, entity: typeof Organization | typeof User, where: string): Promise<string> {
   const fromRef = refs.get(value);
   if (fromRef) return fromRef;
-  if (isUuid(value) && (await em.findOne(entity as typeof Organization, { id: value }))) return value;
+  // An id in capitals is the same id: the canonical lowercase form is what gets stored.
+  if (isUuid(value) && (await em.findOne(entity as typeof Organization, { id: value.toLowerCase() }))) return value.toLowerCase();
   throw new AdminError(`${where}: unknown ${refs.section.replace(/s$/, '')} "${String(value)}"`);
 }
 

@@ -2,6 +2,12 @@ import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
 import { BadRequestError, HttpError } from '../errors.ts';
 
+/** A body that cannot be read as JSON at all (not UTF-8, nested too deep): a JSON-RPC parse error on /mcp. */
+export class UnparsableBody extends BadRequestError {}
+
+/** Charsets a JSON body may be declared in: UTF-8, and ASCII, which is UTF-8 too. */
+const UTF8_CHARSETS = new Set(['utf-8', 'utf8', 'us-ascii']);
+
 /** The deepest nesting of objects and arrays a JSON body may have; no request schema comes near it. */
 export const MAX_JSON_DEPTH = 64;
 
@@ -48,25 +54,25 @@ export function registerJsonParser(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    // JSON on the wire is UTF-8 (RFC 8259, spec "Content type"): a body declared in another charset is not read as UTF-8.
-    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers['content-type'] ?? '')?.[1].toLowerCase();
-    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-      done(new HttpError(415, `Unsupported Media Type: charset "${charset.replace(/[^\w.-]/g, '?').slice(0, 40)}"; request bodies are UTF-8 JSON`), undefined);
-      return;
-    }
     const bytes = body as Buffer;
     if (bytes.length === 0) {
       done(null, undefined);
       return;
     }
+    // JSON on the wire is UTF-8 (RFC 8259, spec "Content type"): a body declared in another charset is not read as UTF-8.
+    const charset = /;\s*charset\s*=\s*"?([^";\s]*)/i.exec(request.headers['content-type'] ?? '')?.[1].toLowerCase();
+    if (charset !== undefined && !UTF8_CHARSETS.has(charset)) {
+      done(new HttpError(415, `Unsupported Media Type: charset "${charset.replace(/[^\w.-]/g, '?').slice(0, 40)}"; request bodies are UTF-8 JSON`), undefined);
+      return;
+    }
     // Decoding would turn invalid bytes into U+FFFD without a word: the record would not hold what was sent.
     if (!isUtf8(bytes)) {
-      done(new BadRequestError('The body is not valid UTF-8'), undefined);
+      done(new UnparsableBody('The body is not valid UTF-8'), undefined);
       return;
     }
     const text = bytes.toString('utf8');
     if (jsonDeeperThan(text, MAX_JSON_DEPTH)) {
-      done(new BadRequestError(`The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+      done(new UnparsableBody(`The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
       return;
     }
     parse(request, text, (err, value) => {

@@ -6,7 +6,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Config } from '../config.ts';
-import { BadRequestError, HttpError, ValidationError } from '../errors.ts';
+import { HttpError, ValidationError } from '../errors.ts';
+import { UnparsableBody } from '../http/json-body.ts';
 import type { Orm } from '../db/orm.ts';
 import { databaseFailure, OUTAGE_RETRY_AFTER, type DatabaseFailure } from '../db/errors.ts';
 import type { KernelServices } from '../kernel/services.ts';
@@ -129,7 +130,9 @@ const printable = (value: string) => value.replace(/[^\x20-\x7e]|"/g, '?').slice
 function jsonRpcError(status: number, error: { code?: string }): { code: number; message: string } {
   if (status === 400 && error.code?.startsWith('FST_ERR_CTP_')) return { code: -32700, message: 'Parse error: the body is not valid JSON' };
   // The kernel's JSON parser (core/http/json-body.ts): not UTF-8, or nested too deep.
-  if (status === 400 && error instanceof BadRequestError) return { code: -32700, message: `Parse error: ${error.message}` };
+  if (error instanceof UnparsableBody) return { code: -32700, message: `Parse error: ${error.message}` };
+  // A body in another charset: the parser says which.
+  if (status === 415 && error instanceof HttpError) return { code: -32000, message: error.message };
   if (status === 413) return { code: -32600, message: 'Invalid Request: the body is too large' };
   if (status === 429) return { code: -32000, message: 'Too Many Requests: the rate limit of this API key is exhausted; see Retry-After' };
   if (status === 415) return { code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' };

@@ -55,7 +55,7 @@ async function resolveParent(
   }
   if (schemas.validateInput(UuidValue, id).length) throw new errors.BootstrapError(`${where}: parent ${key} must be a UUID`);
   if (!parentKinds(ctx.services).get(kind)) throw new errors.BootstrapError(`${where}: parent ${key}: no enabled plugin provides ${kind} records`);
-  const parent = { kind, id: id as string };
+  const parent = { kind, id: (id as string).toLowerCase() };
   const organizationId = await service.organizationOf(ctx.em, parent);
   if (!organizationId) throw new errors.BootstrapError(`${where}: unknown ${kind} "${String(id)}"`);
   return { parent, organizationId };

@@ -335,6 +335,8 @@ t.test('raw HTTP: methods, headers, parse errors', async (t) => {
   const notUtf8 = await post(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/list","x":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]), key);
   t.equal(notUtf8.status, 400);
   t.match(JSON.parse(notUtf8.text), { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: The body is not valid UTF-8' }, id: null });
+  const proto = await post('{"jsonrpc":"2.0","id":1,"method":"tools/list","__proto__":{"x":1}}', key);
+  t.match(JSON.parse(proto.text), { jsonrpc: '2.0', error: { code: -32600 }, id: null }, 'parseable JSON the server refuses is an invalid request');
   const deep = await post('['.repeat(100) + ']'.repeat(100), key);
   t.match(JSON.parse(deep.text), { jsonrpc: '2.0', error: { code: -32700, message: /^Parse error: The JSON body is nested deeper than 64/ }, id: null });
 
@@ -358,10 +360,10 @@ t.test('raw HTTP: methods, headers, parse errors', async (t) => {
   t.equal(options.status, 405, 'OPTIONS with a key');
   t.equal(options.headers.allow, 'POST');
 
-  for (const contentType of ['text/plain', 'application/xml', 'application/json; charset=utf-16']) {
+  for (const [contentType, message] of [['text/plain', /Content-Type must be application\/json/], ['application/xml', /application\/json/], ['application/json; charset=utf-16', /charset "utf-16"; request bodies are UTF-8 JSON/]] as const) {
     const res = await post(toolsList, { ...key, 'content-type': contentType });
     t.equal(res.status, 415, `${contentType}: content type must be JSON`);
-    t.match(JSON.parse(res.text), { jsonrpc: '2.0', error: { code: -32000 }, id: null });
+    t.match(JSON.parse(res.text), { jsonrpc: '2.0', error: { code: -32000, message }, id: null });
   }
 });
 

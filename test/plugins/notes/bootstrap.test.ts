@@ -71,9 +71,10 @@ t.test('notes on a project, study and assay made through the API, and on an orga
   const res = await cli({
     notes: [
       { ref: 'p', parent: { projectId }, type: 'CONCLUSION', format: 'TIPTAP', content: '{"type":"doc"}' },
-      { ref: 's', parent: { studyId }, type: 'NOTE', format: 'TEXT', content: 'study note' },
+      // Ids in capitals are the same ids (stored in their canonical lowercase form).
+      { ref: 's', parent: { studyId: studyId.toUpperCase() }, type: 'NOTE', format: 'TEXT', content: 'study note' },
       { ref: 'a', parent: { assayId }, type: 'COMMENT', format: 'MARKDOWN', content: '*assay*', archived: false },
-      { ref: 'o', parent: { organization: acme }, type: 'NOTE', format: 'TEXT', content: 'by id' },
+      { ref: 'o', parent: { organization: acme.toUpperCase() }, type: 'NOTE', format: 'TEXT', content: 'by id' },
     ],
   });
   t.equal(res.code, 0, res.stderr);

@@ -102,6 +102,11 @@ t.test('an id given in capitals is read as its canonical lowercase form (spec, I
     `select data from activity where study_id = ? and event_type = 'study.moved' and project_id = ?`, [created.body.id, to.id]);
   t.match(row.data, { toProjectId: to.id }, 'activity data keeps the canonical id');
 
+  // The URN form is not an id: a validation failure, not a database refusal.
+  const urn = await server.post('/api/v1/studies', { projectId: `urn:uuid:${p.id}`, name: 'Urn' }, { key: alice.key });
+  t.same([urn.status, urn.body.errors], [400, [{ field: 'projectId', message: 'must be a UUID' }]]);
+  t.equal((await server.get(`/api/v1/studies/urn:uuid:${created.body.id}`, { key: alice.key })).body.errors?.[0]?.field, 'id');
+
   // PUT may not change the parent: a validation failure naming the field, like any other.
   const refused = await server.put(`/api/v1/studies/${created.body.id}`, { projectId: p.id }, { key: alice.key });
   t.equal(refused.status, 400);
