@@ -60,13 +60,16 @@ class RequestMetrics {
 function registerScrapeGauges(registry: Registry, orm: Orm, services: KernelServices) {
   let pool: Pool | undefined;
   const nativePool = async () => (pool ??= (await orm.em.getConnection().getNativeClient()) as unknown as Pool);
+  // Known before the first scrape: the gauges below read the pool synchronously, before this
+  // scrape's own queries (the job-queue gauges) take a connection and count as a waiter.
+  void nativePool().catch(() => {});
   new Gauge({
     name: 'labdata_db_pool_connections',
     help: 'Connections of the database pool, by state (in_use, idle)',
     labelNames: ['state'] as const,
     registers: [registry],
     async collect() {
-      const p = await nativePool();
+      const p = pool ?? (await nativePool());
       this.set({ state: 'in_use' }, p.totalCount - p.idleCount);
       this.set({ state: 'idle' }, p.idleCount);
     },
@@ -76,7 +79,9 @@ function registerScrapeGauges(registry: Registry, orm: Orm, services: KernelServ
     help: 'Requests waiting for a database connection',
     registers: [registry],
     async collect() {
-      this.set((await nativePool()).waitingCount);
+      const p = pool ?? (await nativePool());
+      // pg-pool queues every checkout for a tick, idle connections or not: only those no idle one serves wait.
+      this.set(Math.max(0, p.waitingCount - p.idleCount));
     },
   });
   new Gauge({

@@ -23,6 +23,7 @@ t.test('GET /metrics is for admin keys only', async (t) => {
   const res = await server.get('/metrics', { key: admin.key });
   t.equal(res.status, 200);
   t.match(res.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
+  t.match(res.text, /\nlabdata_db_pool_waiting 0\n/, 'the first scrape: its own queries are no waiters');
   // LABDATA_METRICS_ORGANIZATIONS narrows it to the operators' own organization(s).
   const { config } = server.kernel.services;
   config.metricsOrganizations = [org];
@@ -70,6 +71,10 @@ t.test('database pool, job queues and process metrics', async (t) => {
   t.ok(sample(text, 'labdata_db_pool_connections', 'state="in_use"')! >= 0);
   t.ok(sample(text, 'labdata_db_pool_connections', 'state="idle"')! >= 0);
   t.match(text, /\nlabdata_db_pool_waiting \d+\n/);
+  // Nothing else runs here: no request waits for a connection, the scrape's own queries included.
+  for (let i = 0; i < 5; i++) {
+    t.match((await server.get('/metrics', { key: admin.key })).text, /\nlabdata_db_pool_waiting 0\n/, `scrape ${i}: no waiter`);
+  }
   t.match(text, /\nlabdata_db_pool_max 10\n/);
   t.match(text, /\nprocess_cpu_user_seconds_total [\d.e+-]+\n/, 'default process metrics');
   t.match(text, /\nnodejs_heap_size_used_bytes [\d.e+-]+\n/);
