@@ -62,7 +62,8 @@ const PACKAGE_IMPORTS: [RegExp, string][] = [
 export function renameTemplate(text: string, names: ResourceNames, target: string): string {
   const root = path.relative(target, projectRoot).split(path.sep).join('/');
   // Two levels up is this checkout's root only for a plugin folder inside it.
-  const outside = path.relative(projectRoot, target).startsWith('..');
+  const fromRoot = path.relative(projectRoot, target);
+  const outside = fromRoot === '..' || fromRoot.startsWith(`..${path.sep}`) || path.isAbsolute(fromRoot);
   const imports = outside
     ? PACKAGE_IMPORTS.reduce((t, [from, to]) => t.replace(from, to), text)
     : text.replace(/'(\.\.\/\.\.\/)/g, `'${root}/`);

@@ -128,6 +128,7 @@ function assertDistinct(owners: Map<ReadDefinition | WriteDefinition, string>): 
     const route = `${method} ${def.path.replace(/:\w+/g, ':')}`;
     for (const [key, label] of [[`operation ${name}`, `operation "${name}"`], [`route ${route}`, `route ${method} ${def.path}`]]) {
       const first = seen.get(key);
+      if (first === plugin) throw new PluginLoadError(`${label} is declared twice by plugin ${plugin}`);
       if (first !== undefined) throw new PluginLoadError(`${label} is declared by both plugin ${first} and plugin ${plugin}`);
       seen.set(key, plugin);
     }

@@ -159,6 +159,10 @@ t.test('a plugin that throws, runs a phase asynchronously or repeats an operatio
     new PluginLoadError('operation "get_thing" is declared by both plugin first and plugin second'),
   );
   t.throws(
+    assemble(definePlugin({ name: 'first', version: '1.0.0', register: (ctx) => [1, 2].forEach(() => ctx.read(read('get_thing', '/things/:id'))) })),
+    new PluginLoadError('operation "get_thing" is declared twice by plugin first'),
+  );
+  t.throws(
     assemble(first, definePlugin({ name: 'second', version: '1.0.0', register: (ctx) => ctx.read(read('get_other', '/things/:thingId')) })),
     new PluginLoadError('route GET /things/:thingId is declared by both plugin first and plugin second'),
   );
