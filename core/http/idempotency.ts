@@ -28,6 +28,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { WriteDefinition } from '../kernel/operations.ts';
 import { startEachWriteWith } from '../db/transaction.ts';
 import { ConflictError } from '../errors.ts';
+import { sqlStateOf } from '../db/errors.ts';
 import { isBeta } from './beta-alias.ts';
 import { sendError } from './envelope.ts';
 
@@ -58,6 +59,11 @@ export const idempotencyMigrations: MigrationDefinition[] = [
       `alter table idempotency_key add column claim_id uuid, add column applied boolean not null default false`,
     ],
   },
+  {
+    name: 'kernel-0009-idempotency-applied-at',
+    // When the create's transaction marked the claim: a response missing long after that was lost.
+    sql: ['alter table idempotency_key add column applied_at timestamptz'],
+  },
 ];
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -72,16 +78,24 @@ const STALE_SECONDS = 20;
 /** How long a duplicate waits for the first request before giving up with a 409. */
 const WAIT_MS = 30_000;
 const POLL_MS = 50;
-/** How long a committed claim without its response is waited for before it counts as lost. */
-const LOST_GRACE_MS = 2_000;
 /** Expired keys are swept at most this often per process (on a claim; indexed by created_at). */
 const SWEEP_MS = 10 * 60_000;
 /**
  * A settle that fails (the database dropped mid-request) is tried again in the background,
- * after 0.5, 1, 2, ... 32 s: well within STALE_SECONDS, so a retry of the request finds the
- * stored response (or the released key) once the database is back.
+ * after 0.5, 1, 2, ... 32 s (about a minute), so a retry of the request finds the stored
+ * response (or the released key) once the database is back.
  */
 const SETTLE_RETRIES = 7;
+/**
+ * A claim applied this long ago and still without its response lost it (its process died between
+ * the commit and the store): longer than every settle retry above.
+ */
+const LOST_SECONDS = 75;
+/**
+ * The claim's own statements never wait behind a create's transaction, which holds the row it
+ * marked until it commits: they give up at once and poll, instead of holding a pool connection.
+ */
+const CLAIM_LOCK_TIMEOUT = `'50ms'`;
 
 /** Whether a write is a create: `POST` answering 201 (possibly besides 200). */
 export function isCreate(def: WriteDefinition): boolean {
@@ -93,6 +107,8 @@ interface Claim {
   userId: string;
   key: string;
   claimId: string;
+  /** Set once a write transaction of the request marked the claim (the create writes as it should). */
+  marked?: boolean;
 }
 
 /** Status stored for a create that committed and then failed: nothing to replay. */
@@ -108,6 +124,7 @@ interface StoredRow {
   applied: boolean;
   expired: boolean;
   stale: boolean;
+  lost: boolean;
 }
 
 /** Requests that own their key row: their response is stored (or the row released) on send. */
@@ -182,6 +199,30 @@ export function idempotency(orm: Orm) {
     return reply.send(row.response_body ?? '');
   }
 
+  /** `statement` in a short transaction that will not wait for a row lock: undefined when it would have. */
+  async function withoutWaiting<T>(statement: string, params: unknown[]): Promise<T[] | undefined> {
+    try {
+      return await orm.em.fork().transactional(async (tx) => {
+        await tx.execute(`set local lock_timeout = ${CLAIM_LOCK_TIMEOUT}`);
+        return (await tx.execute(statement, params)) as T[];
+      });
+    } catch (err) {
+      if (sqlStateOf(err) === '55P03') return undefined;
+      throw err;
+    }
+  }
+
+  /** Deletes expired keys off the request path, a bounded batch at a time, skipping rows in use. */
+  function sweep(log: FastifyBaseLogger) {
+    if (Date.now() - lastSweep < SWEEP_MS) return;
+    lastSweep = Date.now();
+    void run(
+      `delete from idempotency_key where ctid = any (array(
+         select ctid from idempotency_key where created_at < now() - ${TTL} limit 1000 for update skip locked))`,
+      [],
+    ).catch((err: unknown) => log.warn({ err }, 'could not sweep expired idempotency keys'));
+  }
+
   return {
     /** Runs first, before body validation: the hash is of the body the client sent. */
     preValidation(def: WriteDefinition) {
@@ -198,48 +239,44 @@ export function idempotency(orm: Orm) {
         const pk = [claim.organizationId, claim.userId, claim.key];
         const hash = requestHash(def, request);
         const deadline = Date.now() + WAIT_MS;
-        let lostAfter: number | undefined;
         for (;;) {
-          const inserted = await run<{ key: string }>(
+          const inserted = await withoutWaiting<{ key: string }>(
             `insert into idempotency_key (organization_id, user_id, key, request_hash, claim_id) values (?, ?, ?, ?, ?)
              on conflict do nothing returning key`,
             [...pk, hash, claim.claimId],
           );
-          if (inserted.length) {
+          if (inserted?.length) {
             owners.set(request, claim);
-            if (Date.now() - lastSweep > SWEEP_MS) {
-              lastSweep = Date.now();
-              await run(`delete from idempotency_key where created_at < now() - ${TTL}`, []);
-            }
+            sweep(request.log);
             return;
           }
           const [row] = await run<StoredRow>(
             `select request_hash, status_code, content_type, location, response_body, applied,
                     created_at < now() - ${TTL} as expired,
-                    status_code is null and created_at < now() - make_interval(secs => ${STALE_SECONDS}) as stale
+                    status_code is null and created_at < now() - make_interval(secs => ${STALE_SECONDS}) as stale,
+                    status_code is null and applied and coalesce(applied_at, created_at) < now() - make_interval(secs => ${LOST_SECONDS}) as lost
                from idempotency_key where organization_id = ? and user_id = ? and key = ?`,
             pk,
           );
-          if (!row) continue; // released meanwhile: try to claim it
-          if (row.expired || (row.stale && !row.applied)) {
+          if (!row) {
+            if (inserted) continue; // released meanwhile: try to claim it
+          } else if (row.expired || (row.stale && !row.applied)) {
             // Compare-and-delete: only the expired or abandoned row, not a fresh claim by someone
             // else, nor one whose write is committing now (it holds the row until its commit).
-            await run(
+            const taken = await withoutWaiting(
               `delete from idempotency_key where organization_id = ? and user_id = ? and key = ?
                  and (created_at < now() - ${TTL} or (status_code is null and not applied and created_at < now() - make_interval(secs => ${STALE_SECONDS})))`,
               pk,
             );
-            continue;
-          }
-          if (row.request_hash !== hash) {
+            if (taken) continue;
+          } else if (row.request_hash !== hash) {
             return sendError(request, reply, 409, 'This Idempotency-Key was already used with a different request');
+          } else if (row.status_code === APPLIED_WITHOUT_RESPONSE || row.lost) {
+            // Committed, and the response never came: its process died between the two.
+            return sendError(request, reply, 409, LOST);
+          } else if (row.status_code !== null) {
+            return replay(request, reply, row);
           }
-          if (row.status_code === APPLIED_WITHOUT_RESPONSE) return sendError(request, reply, 409, LOST);
-          if (row.status_code !== null) return replay(request, reply, row);
-          // Committed, claimed long ago, and no response within a grace (a response follows its
-          // commit by milliseconds): the process died between the two.
-          if (row.applied && row.stale) lostAfter ??= Date.now() + LOST_GRACE_MS;
-          if (lostAfter !== undefined && Date.now() > lostAfter) return sendError(request, reply, 409, LOST);
           if (Date.now() > deadline) {
             return sendError(request, reply, 409, 'A request with this Idempotency-Key is still being processed; retry later');
           }
@@ -257,10 +294,11 @@ export function idempotency(orm: Orm) {
       if (!claim) return;
       startEachWriteWith(em, async (tx) => {
         const marked = await tx.execute(
-          'update idempotency_key set applied = true where organization_id = ? and user_id = ? and key = ? and claim_id = ? returning 1',
+          'update idempotency_key set applied = true, applied_at = now() where organization_id = ? and user_id = ? and key = ? and claim_id = ? returning 1',
           [claim.organizationId, claim.userId, claim.key, claim.claimId],
         );
         if (!marked.length) throw new ConflictError('A retry with this Idempotency-Key took the request over: its answer is the one that counts');
+        claim.marked = true;
       });
     },
 
@@ -272,6 +310,10 @@ export function idempotency(orm: Orm) {
       const mine = [claim.organizationId, claim.userId, claim.key, claim.claimId];
       const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
       if (reply.statusCode >= 200 && reply.statusCode < 300 && body !== undefined) {
+        if (!claim.marked) {
+          // Without the mark a crash after its commit, or a retry 20 s later, creates the record again.
+          request.log.warn({ route: request.routeOptions.url }, 'a create wrote outside db.writeTransaction on its context EntityManager: its Idempotency-Key cannot tell whether it committed');
+        }
         const location = reply.getHeader('location');
         await settle(
           request.log,

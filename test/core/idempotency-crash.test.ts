@@ -33,7 +33,7 @@ t.test('a create retried after its process died past the commit is a 409, never 
   await server.sql(`select pg_terminate_backend(pid) from pg_stat_activity where query like 'update idempotency_key set status_code%' and pid <> pg_backend_pid()`);
   await server.sql('drop trigger hold_response on idempotency_key');
   // The retry comes once the claim is stale (its process is gone): time passes.
-  await server.waitFor(async () => (await server.sql(`update idempotency_key set created_at = now() - interval '5 minutes' where key = 'crash-1' returning 1`)).length === 1, 10_000, 'the claim row free');
+  await server.waitFor(async () => (await server.sql(`update idempotency_key set created_at = now() - interval '5 minutes', applied_at = now() - interval '5 minutes' where key = 'crash-1' returning 1`)).length === 1, 10_000, 'the claim row free');
 
   const retry = await server.post('/api/v1/projects', body, { key: alice.key, headers: { 'idempotency-key': 'crash-1' } });
   t.equal(retry.status, 409);

@@ -2,6 +2,7 @@
 // `Idempotency-Key`; the same key and body within 24 h answer the first response without a second
 // record, another body is a 409, concurrent duplicates wait for the first; keys are per user.
 import t, { type Test } from 'tap';
+import pg from 'pg';
 import { startTestServer, type Member, type Response } from '../support/server.ts';
 
 const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies', 'collaborators', 'tasks'] });
@@ -95,6 +96,29 @@ t.test('concurrent requests with one key and different bodies: one runs, the oth
   let created = 0;
   for (const b of bodies) created += await count('project', 'code', b.code);
   t.equal(created, 1);
+});
+
+t.test('duplicates of a create held up in its transaction poll without holding connections: other requests still run', async (t) => {
+  const project = await createProject(alice, projectBody(), undefined);
+  // The study create waits for the project its transaction locks; its claim row stays marked, uncommitted.
+  const holder = new pg.Client({ connectionString: server.databaseUrl });
+  await holder.connect();
+  t.teardown(() => holder.end());
+  await holder.query('begin');
+  await holder.query('select 1 from project where id = $1 for update', [project.body.id]);
+  const send = () => server.post('/api/v1/studies', { projectId: project.body.id, name: 'Held' }, { key: alice.key, headers: { 'idempotency-key': 'held-1' } });
+  const first = send();
+  await server.waitFor(async () => (await server.sql(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%project%'`)).length > 0, 10_000, 'the create to wait');
+  // More duplicates than the pool has connections (10).
+  const duplicates = Array.from({ length: 12 }, send);
+  await new Promise((r) => setTimeout(r, 300));
+  const unrelated = await server.get('/api/v1/projects?size=1', { key: bob.key });
+  t.equal(unrelated.status, 200, 'an unrelated request gets a connection');
+  await holder.query('commit');
+  const answers = await Promise.all([first, ...duplicates]);
+  t.same(answers.map((a) => a.status), answers.map(() => 201));
+  t.equal(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true').length, 12, 'the duplicates replay the first');
+  t.equal(await count('study', 'project_id', project.body.id), 1, 'one study');
 });
 
 t.test('keys are scoped to the key\'s user', async (t) => {
@@ -193,7 +217,7 @@ t.test('a create that committed but whose response was lost is never run again: 
   // What a process killed between the commit and storing the response leaves behind.
   await server.sql(
     `update idempotency_key set status_code = null, content_type = null, location = null, response_body = null,
-            created_at = now() - interval '5 minutes' where key = 'died-after-commit'`,
+            created_at = now() - interval '5 minutes', applied_at = now() - interval '5 minutes' where key = 'died-after-commit'`,
   );
   const retry = await createProject(alice, body, 'died-after-commit');
   assertEnvelope(t, retry, 409);
@@ -204,6 +228,28 @@ t.test('a create that committed but whose response was lost is never run again: 
   await server.sql(`update idempotency_key set status_code = 0 where key = 'died-after-commit'`);
   const again = await createProject(alice, body, 'died-after-commit');
   assertEnvelope(t, again, 409);
+  t.equal(await count('project', 'code', body.code), 1);
+});
+
+t.test('a response stored late (the database was away) is still replayed, not reported lost', async (t) => {
+  const body = projectBody();
+  const first = await createProject(alice, body, 'late-store');
+  t.equal(first.status, 201);
+  // As while the store is being retried: applied just now, claimed long ago, no response yet.
+  const [kept] = await server.sql<{ status_code: number; content_type: string; location: string; response_body: string }>(
+    `select status_code, content_type, location, response_body from idempotency_key where key = 'late-store'`);
+  await server.sql(
+    `update idempotency_key set status_code = null, content_type = null, location = null, response_body = null,
+            created_at = now() - interval '5 minutes', applied_at = now() where key = 'late-store'`,
+  );
+  const stored = new Promise((r) => setTimeout(r, 3000)).then(() =>
+    server.sql('update idempotency_key set status_code = ?, content_type = ?, location = ?, response_body = ? where key = ?',
+      [kept.status_code, kept.content_type, kept.location, kept.response_body, 'late-store']));
+  const retry = await createProject(alice, body, 'late-store');
+  await stored;
+  t.equal(retry.status, 201);
+  t.equal(retry.headers.get('idempotent-replayed'), 'true', 'the retry waited for the stored response');
+  t.same(retry.body, first.body);
   t.equal(await count('project', 'code', body.code), 1);
 });
 

@@ -3,7 +3,7 @@ import tls from 'node:tls';
 import t from 'tap';
 import { captureLogs } from '../support/logs.ts';
 import { startTestServer } from '../support/server.ts';
-import { definePlugin, defineRead, Type } from '../../core/public.ts';
+import { definePlugin, defineRead, defineWrite, Type } from '../../core/public.ts';
 
 // The app's JSON log lines, parsed.
 const { logger, lines } = captureLogs();
@@ -22,7 +22,19 @@ const slow = definePlugin({
     }));
   },
 });
-const server = await startTestServer(t, { logger, extraPlugins: [slow] });
+// A create that writes outside db.writeTransaction: its Idempotency-Key claim is never marked.
+const unmarked = definePlugin({
+  name: 'unmarked-create',
+  version: '1.0.0',
+  register(ctx) {
+    ctx.write(defineWrite({
+      method: 'POST', operationId: 'create_unmarked', description: 'd', path: '/unmarked', status: 201,
+      response: Type.Object({ id: Type.String() }),
+      run: async () => ({ id: 'u1' }),
+    }));
+  },
+});
+const server = await startTestServer(t, { logger, extraPlugins: [slow, unmarked] });
 const org = await server.organization();
 const alice = await server.member(org);
 
@@ -93,4 +105,14 @@ t.test('a client that hangs up mid-body is logged as a client mistake with its r
   await server.waitFor(() => lines.some((l) => l.msg === 'database unavailable'), 5_000, 'the outage logged');
   t.match(lines.filter((l) => l.url === '/api/v1/slow-outage'), [{ msg: 'request aborted by the client', route: '/api/v1/slow-outage' }], 'and the request its one line');
   t.equal((await server.get('/api/v1/projects', { key: alice.key })).status, 200, 'the server serves on');
+});
+
+t.test('a create with an Idempotency-Key that wrote outside a write transaction is logged as unprotected', async (t) => {
+  lines.length = 0;
+  const res = await server.post('/api/v1/unmarked', {}, { key: alice.key, headers: { 'idempotency-key': 'unmarked-1' } });
+  t.equal(res.status, 201);
+  t.match(lines.find((l) => /outside db.writeTransaction/.test(String(l.msg))), { level: 40, route: '/api/v1/unmarked' });
+  lines.length = 0;
+  t.equal((await server.post('/api/v1/projects', { code: 'M', name: 'Marked', description: 'd' }, { key: alice.key, headers: { 'idempotency-key': 'marked-1' } })).status, 201);
+  t.notOk(lines.some((l) => /outside db.writeTransaction/.test(String(l.msg))), 'a create through db.writeTransaction is not');
 });
