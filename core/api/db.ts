@@ -10,6 +10,8 @@ export { join, isoDate } from '../db/sql.ts';
 export { writeTransaction } from '../db/transaction.ts';
 /** Call right after locking the record a write changes (unless `lockLocated` locked it): its `If-Match` is checked then. */
 export { recordLocked } from '../db/transaction.ts';
+/** Reads the response of a committed write, again while the database drops connections (never a 503 for a done write). */
+export { readAfterCommit } from '../db/transaction.ts';
 /** Row locks taken in the one global order (parent before child, no deadlocks between writers). */
 export { LOCK_ORDER, lockLocated, lockChildren, type RowLock, type LockTable } from '../db/locks.ts';
 /** The `onCreate` instant of an entity: `createdAt` and `updatedAt` of a new record are equal. */

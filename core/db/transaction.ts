@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { EntityManager, IsolationLevel } from '@mikro-orm/postgresql';
 import { ConflictError } from '../errors.ts';
-import { isTransientConflict } from './errors.ts';
+import { isConnectionFailure, isTransientConflict } from './errors.ts';
 
 /**
  * Thrown inside a write transaction when what it locked is no longer what it read before
@@ -98,6 +98,22 @@ export async function writeTransaction<T>(em: EntityManager, work: (em: EntityMa
       const retryable = err instanceof RestartTransaction || isTransientConflict(err);
       if (!retryable || attempt >= attempts) throw err;
       await backoff(attempt);
+    }
+  }
+}
+
+/**
+ * Reads the answer of a write that has committed, again a few times (about 3 s in all) when the
+ * database drops the connection meanwhile: the write stands, so a 503 would wrongly tell the
+ * client that nothing was done.
+ */
+export async function readAfterCommit<T>(read: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read();
+    } catch (err) {
+      if (attempt >= attempts || !isConnectionFailure(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
     }
   }
 }

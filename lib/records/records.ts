@@ -268,7 +268,7 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
       return { entity: e, scope };
     });
     await this.extensions.runAfterCreate(ctx, this.#record(entity, scope));
-    return this.#respond(ctx, entity, scope);
+    return db.readAfterCommit(() => this.#respond(ctx, entity, scope));
   }
 
   /** PUT: the shared rules (`mergeUpdate`), the kind's own `edit`, the contributed fields. */

@@ -101,6 +101,25 @@ const faultPlugin = definePlugin({
         },
       }),
     );
+    // A write that commits, then loses the connection of the read that answers it `fails` times.
+    ctx.write(
+      defineWrite({
+        method: 'POST',
+        operationId: 'db_fault_after_commit',
+        description: 'Commits, then reads its answer over connections that drop.',
+        path: '/fault-after-commit',
+        body: Type.Object({ key: Type.String(), fails: Type.Integer() }),
+        response: Type.Object({ code: Type.String() }),
+        status: 201,
+        run: async (c, { body }) => {
+          await db.writeTransaction(c.em, (em) => db.query(em, sql`insert into fault_unique (code) values (${body.key})`));
+          return db.readAfterCommit(async () => {
+            if (count(body.key) <= body.fails) await db.query(c.em, sql`select pg_terminate_backend(pg_backend_pid())`);
+            return (await db.queryOne<{ code: string }>(c.em, sql`select code from fault_unique where code = ${body.key}`))!;
+          });
+        },
+      }),
+    );
     // A real deadlock: two requests lock the same two rows in opposite orders.
     ctx.write(
       defineWrite({
@@ -250,4 +269,15 @@ t.test('a connection lost inside a transaction gives its pool slot back', async 
   t.equal(after.status, 204, 'the next write gets a connection');
   t.ok(Date.now() - started < 4_000, 'without waiting for a connection that never comes back');
   t.equal((await server.get('/api/v1/users', k)).status, 200, 'and so does a read');
+});
+
+t.test('the answer of a committed write is read again while connections drop: no 503 for a done write', async (t) => {
+  const done = await server.post('/api/v1/fault-after-commit', { key: 'after-1', fails: 2 }, k);
+  t.equal(done.status, 201);
+  t.same(done.body, { code: 'after-1' });
+  t.equal(attempts.get('after-1'), 3, 'read three times');
+  // Should the database stay away, the read gives up (after about 3 s) with the outage's 503.
+  const away = await server.post('/api/v1/fault-after-commit', { key: 'after-2', fails: 99 }, k);
+  t.equal(away.status, 503);
+  t.equal(attempts.get('after-2'), 5, 'five attempts');
 });
