@@ -126,7 +126,7 @@ export class StudyCollectionService {
       });
       return c.id;
     });
-    return this.get(ctx, id);
+    return db.readAfterCommit(() => this.get(ctx, id));
   }
 
   async update(ctx: OperationContext, id: string, body: UpdateBody) {

@@ -140,7 +140,7 @@ export class TeamService {
       await this.#changeMembers(tx, team.id, members, []);
       return team.id;
     });
-    return this.get(ctx, id);
+    return db.readAfterCommit(() => this.get(ctx, id));
   }
 
   async update(ctx: OperationContext, id: string, body: UpdateTeamBodyT): Promise<TeamDto> {
