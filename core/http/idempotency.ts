@@ -80,6 +80,7 @@ const WAIT_MS = 30_000;
 const POLL_MS = 50;
 /** Expired keys are swept at most this often per process (on a claim; indexed by created_at). */
 const SWEEP_MS = 10 * 60_000;
+const SWEEP_BATCH = 1000;
 /**
  * A settle that fails (the database dropped mid-request) is tried again in the background,
  * after 0.5, 1, 2, ... 32 s (about a minute), so a retry of the request finds the stored
@@ -88,9 +89,10 @@ const SWEEP_MS = 10 * 60_000;
 const SETTLE_RETRIES = 7;
 /**
  * A claim applied this long ago and still without its response lost it (its process died between
- * the commit and the store): longer than every settle retry above.
+ * the commit and the store). Counted from the mark, the start of the create's transaction: well
+ * past the transaction, the response read after it and every settle retry above.
  */
-const LOST_SECONDS = 75;
+const LOST_SECONDS = 180;
 /**
  * The claim's own statements never wait behind a create's transaction, which holds the row it
  * marked until it commits: they give up at once and poll, instead of holding a pool connection.
@@ -216,11 +218,17 @@ export function idempotency(orm: Orm) {
   function sweep(log: FastifyBaseLogger) {
     if (Date.now() - lastSweep < SWEEP_MS) return;
     lastSweep = Date.now();
-    void run(
-      `delete from idempotency_key where ctid = any (array(
-         select ctid from idempotency_key where created_at < now() - ${TTL} limit 1000 for update skip locked))`,
-      [],
-    ).catch((err: unknown) => log.warn({ err }, 'could not sweep expired idempotency keys'));
+    const batch = async () => {
+      for (;;) {
+        const deleted = await run(
+          `delete from idempotency_key where ctid = any (array(
+             select ctid from idempotency_key where created_at < now() - ${TTL} limit ${SWEEP_BATCH} for update skip locked)) returning 1`,
+          [],
+        );
+        if (deleted.length < SWEEP_BATCH) return;
+      }
+    };
+    void batch().catch((err: unknown) => log.warn({ err }, 'could not sweep expired idempotency keys'));
   }
 
   return {
@@ -310,7 +318,7 @@ export function idempotency(orm: Orm) {
       const mine = [claim.organizationId, claim.userId, claim.key, claim.claimId];
       const body = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : undefined;
       if (reply.statusCode >= 200 && reply.statusCode < 300 && body !== undefined) {
-        if (!claim.marked) {
+        if (reply.statusCode === 201 && !claim.marked) {
           // Without the mark a crash after its commit, or a retry 20 s later, creates the record again.
           request.log.warn({ route: request.routeOptions.url }, 'a create wrote outside db.writeTransaction on its context EntityManager: its Idempotency-Key cannot tell whether it committed');
         }

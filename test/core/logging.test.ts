@@ -3,7 +3,7 @@ import tls from 'node:tls';
 import t from 'tap';
 import { captureLogs } from '../support/logs.ts';
 import { startTestServer } from '../support/server.ts';
-import { definePlugin, defineRead, defineWrite, Type } from '../../core/public.ts';
+import { definePlugin, defineRead, defineWrite, Type, withStatus } from '../../core/public.ts';
 
 // The app's JSON log lines, parsed.
 const { logger, lines } = captureLogs();
@@ -28,9 +28,11 @@ const unmarked = definePlugin({
   version: '1.0.0',
   register(ctx) {
     ctx.write(defineWrite({
-      method: 'POST', operationId: 'create_unmarked', description: 'd', path: '/unmarked', status: 201,
+      method: 'POST', operationId: 'create_unmarked', description: 'd', path: '/unmarked', status: 201, alternativeStatus: 200,
+      body: Type.Object({ existing: Type.Optional(Type.Boolean()) }),
       response: Type.Object({ id: Type.String() }),
-      run: async () => ({ id: 'u1' }),
+      // `existing`: the record was there already, nothing is written (200, like a Git repository found).
+      run: async (_c, { body }) => (body.existing ? withStatus(200, { id: 'u0' }) : { id: 'u1' }),
     }));
   },
 });
@@ -115,4 +117,6 @@ t.test('a create with an Idempotency-Key that wrote outside a write transaction 
   lines.length = 0;
   t.equal((await server.post('/api/v1/projects', { code: 'M', name: 'Marked', description: 'd' }, { key: alice.key, headers: { 'idempotency-key': 'marked-1' } })).status, 201);
   t.notOk(lines.some((l) => /outside db.writeTransaction/.test(String(l.msg))), 'a create through db.writeTransaction is not');
+  t.equal((await server.post('/api/v1/unmarked', { existing: true }, { key: alice.key, headers: { 'idempotency-key': 'unmarked-2' } })).status, 200);
+  t.notOk(lines.some((l) => /outside db.writeTransaction/.test(String(l.msg))), 'nor one that found its record and wrote nothing (200)');
 });
