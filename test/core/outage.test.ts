@@ -71,6 +71,8 @@ t.test('with PostgreSQL stopped: 503 envelopes with Retry-After on REST, JSON-RP
       ...Array.from({ length: 5 }, () => server.get(projectPath, k)),
       server.get('/api/v1/projects', k),
       server.post('/api/v1/projects', { code: 'X', name: 'X', description: 'd' }, k),
+      // A create with an Idempotency-Key: its claim meets the outage first.
+      server.post('/api/v1/projects', { code: 'Y', name: 'Y', description: 'd' }, { ...k, headers: { 'idempotency-key': `outage-${round}` } }),
       server.put(projectPath, { name: 'Renamed' }, k),
       server.delete(projectPath, k),
     ]);
