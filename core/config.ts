@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
+import { isUuid } from './text.ts';
 
 /** Deployment settings, read once from the environment (see README, "Configuration"). */
 export interface Config {
@@ -41,7 +42,6 @@ export function parseSecretKey(value: string, source = 'LABDATA_SECRET_KEY'): Bu
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A host name or IP address, optionally with a port or as a URL (how /mcp's host check reads it). */
 function isHost(value: string): boolean {
   // No wildcards: names are compared exactly.
@@ -122,7 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mcpAllowedHosts: checkedList('LABDATA_MCP_ALLOWED_HOSTS', env.LABDATA_MCP_ALLOWED_HOSTS, isHost, 'host names (no wildcards)'),
     publicUrl: publicUrl(env.LABDATA_PUBLIC_URL),
     // Ids are stored in lower case; an upper-case copy of one names the same organization.
-    metricsOrganizations: checkedList('LABDATA_METRICS_ORGANIZATIONS', env.LABDATA_METRICS_ORGANIZATIONS, (id) => UUID.test(id), 'organization ids (UUIDs)').map((id) => id.toLowerCase()),
+    metricsOrganizations: checkedList('LABDATA_METRICS_ORGANIZATIONS', env.LABDATA_METRICS_ORGANIZATIONS, isUuid, 'organization ids (UUIDs)').map((id) => id.toLowerCase()),
     logLevel,
     secretKey: env.LABDATA_SECRET_KEY || undefined,
     jobConcurrency,

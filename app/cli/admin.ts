@@ -4,6 +4,7 @@ import { ApiKey, Organization, OrganizationUser, Team, TeamMember, User } from '
 import { createApiKey, KEY_NAME_MAX, KEY_VALIDITY_DAYS, type CreatedKey } from '../../core/auth/api-keys.ts';
 import { organizationUserColumns, toOrganizationUserDto, type OrganizationUserRow } from '../../core/entities/dto.ts';
 import { queryOne, sql } from '../../core/db/sql.ts';
+import { isUuid } from '../../core/text.ts';
 
 import { AdminError } from './errors.ts';
 
@@ -13,8 +14,7 @@ export { AdminError };
 export const ROLES = ['ORGANIZATION_USER', 'ORGANIZATION_ADMIN'] as const;
 export const ORGANIZATION_USER_STATUSES = ['ACTIVE', 'INVITED', 'INACTIVE'] as const;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (v: unknown): v is string => typeof v === 'string' && UUID.test(v);
+export { isUuid };
 
 export function checkRoles(roles: unknown, where: string): string[] {
   if (!Array.isArray(roles) || roles.length === 0) throw new AdminError(`${where}: roles must be a non-empty list`);

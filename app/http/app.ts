@@ -103,14 +103,12 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler());
   app.setSerializerCompiler(serializerCompiler());
   app.addHook('onRequest', echoRequestId);
+  if (config.trustProxy) app.addHook('onRequest', proxyTransportGuard);
   app.addHook('onRequest', async (request, reply) => {
     // A response that never finishes (the client hung up mid-body or while the handler ran) gets its line here.
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) requestLog.requestAborted(request);
     });
-  });
-  if (config.trustProxy) app.addHook('onRequest', proxyTransportGuard);
-  app.addHook('onRequest', async (request, reply) => {
     const mount = mountOf(request);
     if (!config.enterprise && mount) return notFound(request, reply);
     // Answers for one key: no shared cache may keep them (the key travels in X-API-KEY, which

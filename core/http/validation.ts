@@ -4,6 +4,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 import type { TSchema } from '@sinclair/typebox';
 import fastJson from 'fast-json-stringify';
 import { lazily } from '../lazily.ts';
+import { isUuid } from '../text.ts';
 import type { FieldError } from '../errors.ts';
 import { fieldErrors } from './envelope.ts';
 
@@ -42,14 +43,13 @@ export function compileOnce<F>(compile: (schema: object) => F): (schema: object)
  * so an id given in capitals is stored, echoed and compared as the canonical one.
  */
 export const LOWERCASE = 'x-lowercase';
-const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Ajv with the formats and the `x-lowercase` keyword (the MCP tools' validator uses it too). */
 export function ajvWith(options: Options): Ajv {
   const ajv = new Ajv({ ...common, ...options });
   addFormats(ajv);
   // ajv-formats' uuid also takes `urn:uuid:…`, which no id column stores: ids are the bare form.
-  ajv.addFormat('uuid', UUID_TEXT);
+  ajv.addFormat('uuid', isUuid);
   ajv.addKeyword({
     keyword: LOWERCASE,
     schemaType: 'boolean',
@@ -57,7 +57,7 @@ export function ajvWith(options: Options): Ajv {
     errors: false,
     validate: (on: boolean, data: unknown, _schema: unknown, at?: { parentData: Record<string | number, unknown>; parentDataProperty: string | number }) => {
       // Only a UUID: in a union with another string branch, other text stays as sent.
-      if (on && typeof data === 'string' && UUID_TEXT.test(data) && at?.parentData) at.parentData[at.parentDataProperty] = data.toLowerCase();
+      if (on && isUuid(data) && at?.parentData) at.parentData[at.parentDataProperty] = data.toLowerCase();
       return true;
     },
   });

@@ -131,11 +131,10 @@ function jsonRpcError(status: number, error: { code?: string }): { code: number;
   if (status === 400 && error.code?.startsWith('FST_ERR_CTP_')) return { code: -32700, message: 'Parse error: the body is not valid JSON' };
   // The kernel's JSON parser (core/http/json-body.ts): not UTF-8, or nested too deep.
   if (error instanceof UnparsableBody) return { code: -32700, message: `Parse error: ${error.message}` };
-  // A body in another charset: the parser says which.
-  if (status === 415 && error instanceof HttpError) return { code: -32000, message: error.message };
   if (status === 413) return { code: -32600, message: 'Invalid Request: the body is too large' };
   if (status === 429) return { code: -32000, message: 'Too Many Requests: the rate limit of this API key is exhausted; see Retry-After' };
-  if (status === 415) return { code: -32000, message: 'Unsupported Media Type: Content-Type must be application/json' };
+  // The kernel's parser names a refused charset; Fastify's own 415 is a media type other than JSON.
+  if (status === 415) return { code: -32000, message: error instanceof HttpError ? error.message : 'Unsupported Media Type: Content-Type must be application/json' };
   if (status < 500) return { code: -32600, message: 'Invalid Request' };
   return { code: -32603, message: 'Internal error' };
 }
