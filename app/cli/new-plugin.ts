@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import pluralize from 'pluralize';
 import type { Command } from './args.ts';
 
 const projectRoot = path.resolve(import.meta.dirname, '../..');
@@ -34,8 +35,15 @@ export function resourceNames(name: string): ResourceNames {
   if (!NAME.test(name)) {
     throw new NewPluginError(`"${name}" is not a plugin name: use a kebab-case plural such as "instruments" or "lab-devices"`);
   }
-  const singularKebab = name.endsWith('ies') ? name.slice(0, -3) + 'y' : /(s|x|ch|sh)es$/.test(name) ? name.slice(0, -2) : name.slice(0, -1);
-  const words = singularKebab.split('-');
+  // The last word carries the number ("lab-devices" → "lab-device"); pluralize knows the
+  // irregular ones ("analyses" → "analysis", "indices" → "index") a suffix rule gets wrong.
+  const plurals = name.split('-');
+  const last = plurals.at(-1)!;
+  const words = [...plurals.slice(0, -1), pluralize.singular(last)];
+  if (words.at(-1) === last) {
+    // One spelling for both would give one table, path and tool name to a record and its list.
+    throw new NewPluginError(`"${name}" is the same in the singular: pick a name with a distinct singular, such as "specimens"`);
+  }
   const cap = (w: string) => w[0].toUpperCase() + w.slice(1);
   const pascal = words.map(cap).join('');
   return {

@@ -32,6 +32,7 @@ t.test('a bad name or an existing folder: one line, exit 2, nothing written', as
     [['new-plugin', 'instrument', '--into', into], /is not a plugin name/],
     [['new-plugin', '../evil', '--into', into], /is not a plugin name/],
     [['new-plugin', 'keywords'], /^labdata: new-plugin: plugins\/keywords already exists/],
+    [['new-plugin', 'species', '--into', into], /^labdata: new-plugin: "species" is the same in the singular: pick a name with a distinct singular/],
     [['new-plugin', 'projects', '--into', into], /^labdata: new-plugin: "projects" is the name of a built-in plugin/],
     [['new-plugin', 'activities', '--into', into], /^labdata: new-plugin: "activities" would create the table activity, which the kernel already has/],
     [['new-plugin', 'note-versions', '--into', into], /^labdata: new-plugin: "note-versions" would create the table note_version, which the notes plugin already has/],
@@ -87,6 +88,15 @@ t.test('"a utensil", "a unit": a "u" read as "you" keeps "a"', async (t) => {
   const res = await runCli(['new-plugin', 'utensils', '--into', into], env);
   t.equal(res.code, 0, res.stderr);
   t.match(readFileSync(join(scratch, 'utensils', 'service.ts'), 'utf8'), 'A utensil with value');
+});
+
+t.test('irregular plurals get their real singular: "analyses" holds an analysis, "lab-indices" a lab index', async (t) => {
+  for (const [name, singular] of [['analyses', 'analysis'], ['lab-indices', 'lab_index']]) {
+    const res = await runCli(['new-plugin', name, '--into', into], env);
+    t.equal(res.code, 0, res.stderr);
+    const migrations = readFileSync(join(scratch, name, 'migrations.ts'), 'utf8');
+    t.match(migrations, `create table ${singular} `, `${name}: the table is ${singular}`);
+  }
 });
 
 t.test('outside the checkout, the plugin imports the package entry points and loads through node_modules/labdata', async (t) => {
