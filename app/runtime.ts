@@ -1,3 +1,4 @@
+import pg from 'pg';
 import pino, { type Logger } from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../core/config.ts';
@@ -6,6 +7,8 @@ import { createOrm, migrate, type Orm } from '../core/db/orm.ts';
 import { assembleKernel, type Kernel } from '../core/kernel/kernel.ts';
 import { RecountUnsettled } from '../core/counters/index.ts';
 import { loadDeploymentPlugins } from './plugins.ts';
+import { sqlStateOf } from '../core/db/errors.ts';
+import { describeDatabaseUrl } from './startup.ts';
 
 /** Everything the server and the admin CLI share: database, plugins, ORM, migrations applied. */
 export interface Runtime {
@@ -29,6 +32,23 @@ async function startEmbedded(config: Config, log: Logger): Promise<DatabaseHandl
   return startEmbeddedDatabase(config.dataDir, (msg) => log.info(msg));
 }
 
+/**
+ * MikroORM's migrator creates a database that does not exist (the account needs CREATEDB): handy
+ * on a fresh server, silent on a misspelt name, so the operator is told which one it made.
+ */
+async function warnIfCreating(url: string, log: Logger): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (err) {
+    if (sqlStateOf(err) === '3D000') log.warn(`database ${describeDatabaseUrl(url)} does not exist: creating it (check LABDATA_DATABASE_URL if that name is a mistake)`);
+    // Anything else is reported by the ORM's own connection attempt, with its cause.
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 export interface RuntimeOptions {
   /**
    * The job queue: `workers` runs jobs here (the server); `queue` (default) installs or migrates
@@ -47,6 +67,7 @@ export async function openRuntime(config: Config, log: Logger = createLogger(con
   const db = embedded ? await startEmbedded(config, log) : { url: config.databaseUrl!, stop: async () => {} };
   let orm: Orm;
   try {
+    if (!embedded) await warnIfCreating(db.url, log);
     orm = await createOrm({ url: db.url, entities: kernel.entities, migrations: kernel.migrations });
     const applied = await migrate(orm, options.progress);
     if (applied.length) log.info({ migrations: applied }, 'migrations applied');

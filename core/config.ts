@@ -85,12 +85,18 @@ function publicUrl(value: string | undefined): string | undefined {
   throw new ConfigError(`LABDATA_PUBLIC_URL must be an absolute URL such as https://labdata.example.com, got "${value}"`);
 }
 
+/** Decimal digits (surrounding spaces aside), else NaN: `Number` would also take `0x1F`, `1e3` and `7.0`. */
+function wholeNumber(value: string | undefined, fallback: number): number {
+  if (value === undefined || value.trim() === '') return fallback;
+  return /^\s*[0-9]+\s*$/.test(value) ? Number(value) : NaN;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const port = Number(env.LABDATA_PORT ?? 8443);
+  const port = wholeNumber(env.LABDATA_PORT, 8443);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new ConfigError(`LABDATA_PORT must be a port number, got "${env.LABDATA_PORT}"`);
   }
-  const rateLimit = Number(env.LABDATA_RATE_LIMIT_PER_MINUTE || 1200);
+  const rateLimit = wholeNumber(env.LABDATA_RATE_LIMIT_PER_MINUTE, 1200);
   if (!Number.isInteger(rateLimit) || rateLimit < 0) {
     throw new ConfigError(`LABDATA_RATE_LIMIT_PER_MINUTE must be a whole number (0 turns the limit off), got "${env.LABDATA_RATE_LIMIT_PER_MINUTE}"`);
   }
@@ -99,7 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (Boolean(certFile) !== Boolean(keyFile)) {
     throw new ConfigError('LABDATA_TLS_CERT and LABDATA_TLS_KEY must be set together');
   }
-  const jobConcurrency = Number(env.LABDATA_JOB_CONCURRENCY || 8);
+  const jobConcurrency = wholeNumber(env.LABDATA_JOB_CONCURRENCY, 8);
   if (!Number.isInteger(jobConcurrency) || jobConcurrency < 1 || jobConcurrency > 256) {
     throw new ConfigError(`LABDATA_JOB_CONCURRENCY must be a whole number from 1 to 256, got "${env.LABDATA_JOB_CONCURRENCY}"`);
   }

@@ -5,6 +5,7 @@ import { createApiKey, KEY_NAME_MAX, KEY_VALIDITY_DAYS, type CreatedKey } from '
 import { organizationUserColumns, toOrganizationUserDto, type OrganizationUserRow } from '../../core/entities/dto.ts';
 import { queryOne, sql } from '../../core/db/sql.ts';
 import { isUuid } from '../../core/text.ts';
+import { parseDateInput } from '../../core/schemas.ts';
 
 import { AdminError } from './errors.ts';
 
@@ -48,8 +49,22 @@ export interface KeyRequest {
   userId: string;
   organizationId: string;
   name: string;
-  days?: number;
-  expiresAt?: string;
+  /** Unknown: a bootstrap file's value is checked here, whatever JSON type it has. */
+  days?: unknown;
+  expiresAt?: unknown;
+}
+
+/** An ISO date-time (`2031-03-07T12:00:00Z`, offset or `Z`) or a date (midnight UTC). */
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/i;
+
+/** `value` as a date when it is an ISO date-time or date the calendar has (not Feb 30, not 24:00). */
+function isoDate(value: unknown): Date | undefined {
+  if (typeof value !== 'string' || !ISO_DATE_TIME.test(value)) return undefined;
+  try {
+    return parseDateInput('expiresAt', value) ?? undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Validates a key request against the contract's rules and creates the key. */
@@ -58,14 +73,17 @@ export async function issueKey(em: EntityManager, req: KeyRequest, enterprise: b
   if (!req.name || typeof req.name !== 'string' || !req.name.trim()) throw new AdminError('key name must not be blank');
   if (req.name.length > KEY_NAME_MAX) throw new AdminError(`key name must be at most ${KEY_NAME_MAX} characters`);
   let expiresAt: Date;
-  if (req.expiresAt !== undefined) {
-    expiresAt = new Date(req.expiresAt);
-    if (Number.isNaN(expiresAt.getTime())) throw new AdminError(`expiresAt "${req.expiresAt}" is not an ISO date-time`);
+  if (req.expiresAt !== undefined && req.days !== undefined) {
+    throw new AdminError('give either days or expiresAt, not both');
+  } else if (req.expiresAt !== undefined) {
+    const date = isoDate(req.expiresAt);
+    if (!date) throw new AdminError(`expiresAt ${JSON.stringify(req.expiresAt)} is not an ISO date-time (such as 2031-03-07T12:00:00Z)`);
+    expiresAt = date;
   } else {
-    if (!(KEY_VALIDITY_DAYS as readonly number[]).includes(Number(req.days))) {
+    if (!(KEY_VALIDITY_DAYS as readonly unknown[]).includes(req.days)) {
       throw new AdminError(`days must be one of ${KEY_VALIDITY_DAYS.join(', ')}`);
     }
-    expiresAt = new Date(Date.now() + Number(req.days) * 86_400_000);
+    expiresAt = new Date(Date.now() + (req.days as number) * 86_400_000);
   }
   const membership = await em.findOne(OrganizationUser, { userId: req.userId, organizationId: req.organizationId });
   if (!membership) throw new AdminError(`user ${req.userId} is not a member of organization ${req.organizationId}`);

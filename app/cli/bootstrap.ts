@@ -186,7 +186,7 @@ export async function applyBootstrap(em: EntityManager, file: unknown, kernel: K
       await tx.flush();
       const key = await issueKey(
         tx,
-        { userId, organizationId: orgId, name: item.name as string, days: item.days as number | undefined, expiresAt: item.expiresAt as string | undefined },
+        { userId, organizationId: orgId, name: item.name as string, days: item.days, expiresAt: item.expiresAt },
         enterprise,
       ).catch((e: Error) => {
         throw new AdminError(`${where}: ${e.message}`);

@@ -22,14 +22,25 @@ function print(io: CliIo, value: unknown) {
 
 /** `jobs: 'queue'` for commands that migrate or may queue jobs (pg-boss); the others skip it. */
 async function withRuntime<T>(io: CliIo, fn: (runtime: Runtime) => Promise<T>, options: RuntimeOptions = { jobs: 'off' }): Promise<T> {
-  const { openRuntime } = await import('../runtime.ts');
-  const runtime = await openRuntime(loadConfig(io.env), undefined, options);
+  const [{ openRuntime }, { databaseFailure }, { PluginLoadError }] = await Promise.all([
+    import('../runtime.ts'),
+    import('../startup.ts'),
+    import('../../core/kernel/loader.ts'),
+  ]);
+  const config = loadConfig(io.env);
+  // The same one line as the server's for a database it cannot use, naming the setting to check.
+  const runtime = await openRuntime(config, undefined, options).catch((err: unknown) => {
+    throw err instanceof PluginLoadError ? err : databaseFailure(err, config.databaseUrl);
+  });
   try {
     return await fn(runtime);
   } finally {
     await runtime.close();
   }
 }
+
+/** Digits only (`--days 7`): `0x7`, `7.0` or ` 7` stay text, which the command then refuses. */
+const wholeNumber = (text: string): number | string => (/^[0-9]+$/.test(text) ? Number(text) : text);
 
 const keyId = (value: string) => value.replace(/^key_/, '').split('.')[0];
 
@@ -112,7 +123,7 @@ const COMMANDS: Command[] = [
       if (!isUuid(userId) || !isUuid(organizationId)) throw new AdminError('keys create: --user and --organization must be UUIDs');
       await withRuntime(io, async (rt) => {
         const em = rt.orm.em.fork();
-        print(io, await em.transactional((tx) => issueKey(tx, { userId, organizationId, name, days: Number(values.days) }, rt.config.enterprise)));
+        print(io, await em.transactional((tx) => issueKey(tx, { userId, organizationId, name, days: wholeNumber(values.days as string) }, rt.config.enterprise)));
       });
     },
   },
@@ -221,7 +232,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     const err = e as Error;
     const operator = err instanceof UsageError || err instanceof AdminError || err instanceof ConfigError;
     const known = operator || err instanceof (await import('../../core/kernel/loader.ts')).PluginLoadError;
-    io.stderr.write(`labdata: ${known ? err.message : `unexpected error: ${err.message.split('\n')[0]}`}\n`);
+    // A database or embedded cluster that cannot be used: said as the server says it, exit 1 as its.
+    const environment = err instanceof (await import('../startup.ts')).StartupError;
+    io.stderr.write(`labdata: ${known || environment ? err.message : `unexpected error: ${err.message.split('\n')[0]}`}\n`);
     return known ? 2 : 1;
   }
 }

@@ -127,6 +127,13 @@ t.test('bad input changes nothing and exits non-zero with one line naming the it
     ['duplicate email in the file', { organizations: [org], users: [user(), user({ ref: 'dave2', email: 'DAVE@initech.test' })] }, /users "dave2".*duplicate email/i],
     ['email already in the database', { organizations: [org], users: [user({ email: 'Alice@Acme.test' })] }, /users "dave".*already exists/],
     ['key validity not allowed', { organizations: [org], users: [user()], apiKeys: [{ ref: 'k', user: 'dave', organization: 'initech', name: 'k', days: 5 }] }, /apiKeys "k".*days must be one of 7, 30, 90, 365/],
+    ['key validity as text', { organizations: [org], users: [user()], apiKeys: [{ ref: 'k', user: 'dave', organization: 'initech', name: 'k', days: '30' }] }, /apiKeys "k".*days must be one of 7, 30, 90, 365/],
+    ['both days and expiresAt', { organizations: [org], users: [user()], apiKeys: [{ ref: 'k', user: 'dave', organization: 'initech', name: 'k', days: 7, expiresAt: '2031-01-01T00:00:00Z' }] }, /apiKeys "k".*either days or expiresAt, not both/],
+    ...[true, 12345, '1', 'March 7, 2031', '2031-02-30T00:00:00Z', '2031-03-07T24:00:00Z', null].map((expiresAt): [string, unknown, RegExp] => [
+      `expiresAt ${JSON.stringify(expiresAt)}`,
+      { organizations: [org], users: [user()], apiKeys: [{ ref: 'k', user: 'dave', organization: 'initech', name: 'k', expiresAt }] },
+      /apiKeys "k".*expiresAt .* is not an ISO date-time/,
+    ]),
     ['key for a non-member', { organizations: [org, { ref: 'other', name: 'Other' }], users: [user()], apiKeys: [{ ref: 'k', user: 'dave', organization: 'other', name: 'k', days: 7 }] }, /apiKeys "k".*not a member/],
     ['key name too long', { organizations: [org], users: [user()], apiKeys: [{ ref: 'k', user: 'dave', organization: 'initech', name: 'x'.repeat(65), days: 7 }] }, /apiKeys "k".*at most 64/],
     ['membership not an object', { organizations: [org], users: [user({ memberships: ['initech'] })] }, /users "dave": memberships\[0\] must be an object/],

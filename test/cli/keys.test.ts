@@ -45,6 +45,7 @@ t.test('keys create prints the id and the key once; the key works', async (t) =>
 t.test('keys create refuses bad input with one line and creates nothing', async (t) => {
   const before = await keyCount();
   assertRejected(t, await cli(createArgs(['--days', '5'])), /days must be one of 7, 30, 90, 365/);
+  for (const days of ['0x7', '7.0', ' 30', '30 ']) assertRejected(t, await cli(createArgs(['--days', days])), /days must be one of 7, 30, 90, 365/);
   assertRejected(t, await cli(createArgs(['--name', 'x'.repeat(65)])), /at most 64 characters/);
   assertRejected(t, await cli(createArgs(['--name', '   '])), /name must not be blank/);
   assertRejected(t, await cli(['keys', 'create', '--user', alice.userId, '--organization', other, '--name', 'x', '--days', '7']), new RegExp(`${alice.userId}.*not a member.*${other}`));
@@ -52,6 +53,24 @@ t.test('keys create refuses bad input with one line and creates nothing', async 
   assertRejected(t, await cli(['keys', 'create', '--user', 'alice', '--organization', org, '--name', 'x', '--days', '7']), /UUID/);
   assertRejected(t, await cli(createArgs(), { LABDATA_ENTERPRISE: 'false' }), /no API key can be created/);
   t.equal(await keyCount(), before);
+});
+
+t.test('a database it cannot use: one line naming the setting, as the server says it, exit 1', async (t) => {
+  const res = await cli(['keys', 'list', '--user', alice.userId], { LABDATA_DATABASE_URL: 'postgresql://nobody@127.0.0.1:9/none' });
+  t.equal(res.code, 1);
+  t.equal(res.stdout, '');
+  t.equal(res.reasons.length, 1, 'one reason line');
+  t.match(res.reasons[0], /^labdata: cannot use the database at 127\.0\.0\.1:9\/none \(.*ECONNREFUSED.*\): check LABDATA_DATABASE_URL$/);
+});
+
+t.test('a database name that does not exist is created, and the log says so (a misspelt name shows)', async (t) => {
+  const name = `missing_${Date.now()}_${process.pid}`;
+  const url = new URL(server.databaseUrl);
+  url.pathname = `/${name}`;
+  t.teardown(() => server.sql(`drop database if exists ${name} with (force)`));
+  const res = await runCli(['keys', 'list', '--user', alice.userId], { LABDATA_DATABASE_URL: url.toString() });
+  t.match(res.stderr, new RegExp(`database [^ ]+/${name} does not exist: creating it \\(check LABDATA_DATABASE_URL if that name is a mistake\\)`));
+  t.match(res.reasons, [new RegExp(`no user with id ${alice.userId}`)], 'then runs against the new, empty database');
 });
 
 t.test('keys list shows metadata only, never the secret or its hash', async (t) => {

@@ -112,3 +112,15 @@ t.test('settings that name the same thing another way are accepted as such', asy
   t.same(loadConfig({ LABDATA_MCP_ALLOWED_HOSTS: '::1, [fd00::10], mcp.example.com:8443' }).mcpAllowedHosts, ['::1', '[fd00::10]', 'mcp.example.com:8443'], 'IPv6 addresses and a port');
   t.throws(() => loadConfig({ LABDATA_MCP_ALLOWED_HOSTS: '*.example.com' }), /LABDATA_MCP_ALLOWED_HOSTS must be comma-separated host names \(no wildcards\), got "\*\.example\.com"/);
 });
+
+t.test('numeric settings are decimal digits; an empty one means its default', async (t) => {
+  const { loadConfig } = await import('../../core/config.ts');
+  for (const port of ['0x25FC', '1e3', '8443.0', '-1', '65536', 'http']) {
+    t.throws(() => loadConfig({ LABDATA_PORT: port }), /LABDATA_PORT must be a port number/, `LABDATA_PORT=${port}`);
+  }
+  t.equal(loadConfig({ LABDATA_PORT: '' }).port, 8443, 'LABDATA_PORT= is the default, not a random port');
+  t.equal(loadConfig({ LABDATA_PORT: ' 9724 ' }).port, 9724, 'surrounding spaces (an .env file) are not part of the number');
+  t.equal(loadConfig({ LABDATA_PORT: '0' }).port, 0, '0 still picks a free port');
+  t.throws(() => loadConfig({ LABDATA_RATE_LIMIT_PER_MINUTE: '0x10' }), /LABDATA_RATE_LIMIT_PER_MINUTE/);
+  t.throws(() => loadConfig({ LABDATA_JOB_CONCURRENCY: '4.0' }), /LABDATA_JOB_CONCURRENCY/);
+});
