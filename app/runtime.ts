@@ -27,9 +27,9 @@ export function createLogger(config: Config): Logger {
 }
 
 /** Loaded only when needed: a process on a database URL never touches the embedded binaries. */
-async function startEmbedded(config: Config, log: Logger): Promise<DatabaseHandle> {
+async function startEmbedded(config: Config, log: Logger, server: boolean): Promise<DatabaseHandle> {
   const { startEmbeddedDatabase } = await import('./db/embedded.ts');
-  return startEmbeddedDatabase(config.dataDir, (msg) => log.info(msg));
+  return startEmbeddedDatabase(config.dataDir, (msg) => log.info(msg), { server });
 }
 
 /**
@@ -51,7 +51,8 @@ async function warnIfCreating(url: string, log: Logger): Promise<void> {
 
 export interface RuntimeOptions {
   /**
-   * The job queue: `workers` runs jobs here (the server); `queue` (default) installs or migrates
+   * The job queue: `workers` runs jobs here (the server, which also owns an embedded database it
+   * starts: app/db/embedded.ts); `queue` (default) installs or migrates
    * pg-boss's schema and lets writes queue jobs (migrate, bootstrap); `off` leaves it alone
    * (admin commands that never queue anything start faster).
    */
@@ -64,7 +65,7 @@ export async function openRuntime(config: Config, log: Logger = createLogger(con
   // The composition: this process's plugin list, handed to the kernel.
   const kernel = assembleKernel(config, await loadDeploymentPlugins(config.plugins), log as unknown as FastifyBaseLogger);
   const embedded = !config.databaseUrl;
-  const db = embedded ? await startEmbedded(config, log) : { url: config.databaseUrl!, stop: async () => {} };
+  const db = embedded ? await startEmbedded(config, log, options.jobs === 'workers') : { url: config.databaseUrl!, stop: async () => {} };
   let orm: Orm;
   try {
     if (!embedded) await warnIfCreating(db.url, log);

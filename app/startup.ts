@@ -27,7 +27,7 @@ export async function ensureDataDir(dataDir: string): Promise<void> {
   } catch (err) {
     throw new StartupError(`cannot create the data directory ${dataDir} (${errno(err) ?? firstLine(err)}): ${fix}`);
   }
-  const probe = path.join(dataDir, `.write-test-${process.pid}`);
+  const probe = path.join(dataDir, `.write-test-${process.pid}-${Math.random().toString(36).slice(2)}`);
   try {
     await fs.writeFile(probe, '', { mode: 0o600 });
     await fs.unlink(probe);

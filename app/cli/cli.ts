@@ -32,9 +32,16 @@ async function withRuntime<T>(io: CliIo, fn: (runtime: Runtime) => Promise<T>, o
   const runtime = await openRuntime(config, undefined, options).catch((err: unknown) => {
     throw err instanceof PluginLoadError ? err : databaseFailure(err, config.databaseUrl);
   });
+  // Stopped by a signal, a command still gives its share of the embedded database back (and
+  // stops it when it is the last one using it): without this the default action would leave it.
+  const onSignal = (signal: NodeJS.Signals) => {
+    void runtime.db.stop().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  if (runtime.embedded) for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, onSignal);
   try {
     return await fn(runtime);
   } finally {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.off(signal, onSignal);
     await runtime.close();
   }
 }

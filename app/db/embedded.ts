@@ -4,9 +4,18 @@ import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { ensureDataDir } from '../startup.ts';
-import { binariesFor, clusterAccount, clusterDirectory, initCluster, prepareClusterDir, startCluster, type ClusterProcess } from './postgres-cluster.ts';
+import { binariesFor, clusterAccount, clusterDirectory, initCluster, isAlive, prepareClusterDir, startCluster, stopPostmaster, type ClusterProcess } from './postgres-cluster.ts';
 
-/** A database the process can use; `stop` only stops what this process started. */
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const once = (fn: () => Promise<void>) => {
+  let done: Promise<void> | undefined;
+  return () => (done ??= fn());
+};
+
+/**
+ * A database the process can use. `stop` lets go of it: an embedded cluster stops when the last
+ * process using it lets go (a second call does nothing more).
+ */
 export interface DatabaseHandle {
   url: string;
   stop(): Promise<void>;
@@ -39,8 +48,8 @@ async function readOrCreate(file: string, make: () => string): Promise<string> {
   }
 }
 
-/** The port of a postmaster already running on this data directory (server and CLI share it). */
-async function runningPort(pgDir: string): Promise<number | undefined> {
+/** The postmaster already running on this data directory (server and CLI share it), if any. */
+async function runningPostmaster(pgDir: string): Promise<{ pid: number; port: number } | undefined> {
   let lines: string[];
   try {
     lines = (await fs.readFile(path.join(pgDir, 'postmaster.pid'), 'utf8')).split('\n');
@@ -49,12 +58,51 @@ async function runningPort(pgDir: string): Promise<number | undefined> {
   }
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
+  if (!isAlive(pid)) return undefined;
+  return Number.isInteger(port) ? { pid, port } : undefined;
+}
+
+/**
+ * Every process using the embedded cluster (the server, each admin command) holds this session
+ * lock shared, on a connection of its own, for as long as it does: the last one out takes it
+ * exclusively (no one can join meanwhile) and stops the cluster, whoever started it.
+ */
+const USERS_LOCK = `hashtext('labdata embedded cluster users')`;
+/** How long a server that started the cluster waits on its way out for commands still using it. */
+const WAIT_FOR_USERS_MS = 10_000;
+
+/** This process's share of the cluster. */
+async function takeShare(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+  // The cluster stopping under an idle share is expected: there is nothing left to release.
+  client.on('error', () => undefined);
   try {
-    process.kill(pid, 0);
-  } catch {
-    return undefined;
+    await client.connect();
+    await client.query(`select pg_advisory_lock_shared(${USERS_LOCK})`);
+    return client;
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    throw err;
   }
-  return Number.isInteger(port) ? port : undefined;
+}
+
+/**
+ * Gives the share back. True when this process is the last user (it then holds the lock
+ * exclusively until the cluster stops), or when the cluster is gone anyway. With `wait`, others
+ * still using it get `wait.ms` to leave (`wait.notice` is told first).
+ */
+async function lastOut(share: pg.Client, wait?: { ms: number; notice: () => void }): Promise<boolean> {
+  try {
+    await share.query(`select pg_advisory_unlock_shared(${USERS_LOCK})`);
+    const { rows } = await share.query<{ last: boolean }>(`select pg_try_advisory_lock(${USERS_LOCK}) as last`);
+    if (rows[0].last || !wait) return rows[0].last;
+    wait.notice();
+    await share.query(`set lock_timeout = ${wait.ms}`);
+    await share.query(`select pg_advisory_lock(${USERS_LOCK})`);
+    return true;
+  } catch (err) {
+    return (err as { code?: string }).code !== '55P03'; // lock_not_available: others stayed
+  }
 }
 
 async function ensureDatabase(adminUrl: string): Promise<void> {
@@ -68,50 +116,95 @@ async function ensureDatabase(adminUrl: string): Promise<void> {
   }
 }
 
+export interface EmbeddedOptions {
+  /**
+   * The server: a cluster it starts lives exactly as long as it does (even a kill -9 takes the
+   * cluster along), and on its way out it waits a little for admin commands still using it.
+   * Otherwise (an admin command) a cluster it starts stays up for whoever joined it meanwhile.
+   */
+  server?: boolean;
+}
+
 /**
  * Starts (or joins) the embedded PostgreSQL kept under `<dataDir>/pg`, so `npm start` needs
- * nothing installed. A cluster already running on that directory (the server, while the CLI
- * runs) is reused and left running.
+ * nothing installed. Processes sharing it (the server, admin commands) may come and go in any
+ * order: the last one out stops it (USERS_LOCK).
  */
-export async function startEmbeddedDatabase(dataDir: string, log: (msg: string) => void): Promise<DatabaseHandle> {
+export async function startEmbeddedDatabase(dataDir: string, log: (msg: string) => void, options: EmbeddedOptions = {}): Promise<DatabaseHandle> {
   await ensureDataDir(dataDir);
   const password = await readOrCreate(path.join(dataDir, 'pg-password'), () => crypto.randomBytes(18).toString('base64url'));
   const urlFor = (port: number, db: string) => `postgresql://${DB_USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${db}`;
   // As root, PostgreSQL runs as the `postgres` account: its files and binaries must be reachable by it.
   const account = await clusterAccount();
   const pgDir = await clusterDirectory(path.join(dataDir, 'pg'), account, log);
-
-  const existing = await runningPort(pgDir);
-  if (existing) {
-    log(`using the embedded PostgreSQL already running on port ${existing}`);
-    await ensureDatabase(urlFor(existing, 'postgres'));
-    return { url: urlFor(existing, DB_NAME), stop: async () => {} };
-  }
-
   const bin = await binariesFor(account, log);
-  const initialised = await fs.stat(path.join(pgDir, 'PG_VERSION')).then(() => true, () => false);
-  if (!initialised) {
-    log('initialising the embedded PostgreSQL cluster');
-    await prepareClusterDir(pgDir, account);
-    await initCluster(bin, pgDir, DB_USER, password, account);
-  }
-  // The port is probed free, then bound by postgres: another process may take it in between.
+
+  const deadline = Date.now() + 30_000;
   for (let attempt = 1; ; attempt++) {
+    const running = await runningPostmaster(pgDir);
+    if (running) {
+      let share: pg.Client;
+      try {
+        await ensureDatabase(urlFor(running.port, 'postgres'));
+        share = await takeShare(urlFor(running.port, DB_NAME));
+      } catch (err) {
+        // Still starting (another process started it a moment ago), or stopping (its last user
+        // left just as this one came): join it once up, or start it again once gone.
+        if (Date.now() > deadline) throw err;
+        await sleep(100);
+        continue;
+      }
+      log(`using the embedded PostgreSQL already running on port ${running.port}`);
+      return {
+        url: urlFor(running.port, DB_NAME),
+        stop: once(async () => {
+          if (await lastOut(share)) await stopPostmaster(running.pid);
+          await share.end().catch(() => undefined);
+        }),
+      };
+    }
+
+    const initialised = await fs.stat(path.join(pgDir, 'PG_VERSION')).then(() => true, () => false);
+    if (!initialised) {
+      log('initialising the embedded PostgreSQL cluster');
+      await prepareClusterDir(pgDir, account);
+      await initCluster(bin, pgDir, DB_USER, password, account);
+    }
+    // The port is probed free, then bound by postgres: another process may take it in between,
+    // or start a postmaster on this directory first (EEXIST: join that one).
     const port = await freePort();
     let cluster: ClusterProcess;
     try {
-      cluster = await startCluster(bin, pgDir, port, account);
+      cluster = await startCluster(bin, pgDir, port, account, [], !options.server);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE' && attempt < 3) continue;
+      const code = (err as NodeJS.ErrnoException).code;
+      if ((code === 'EADDRINUSE' || code === 'EEXIST') && attempt < 5) continue;
       throw err;
     }
+    let share: pg.Client;
     try {
       await ensureDatabase(urlFor(port, 'postgres'));
+      share = await takeShare(urlFor(port, DB_NAME));
     } catch (err) {
       await cluster.stop();
       throw err;
     }
     log(`embedded PostgreSQL started on port ${port}`);
-    return { url: urlFor(port, DB_NAME), stop: () => cluster.stop() };
+    return {
+      url: urlFor(port, DB_NAME),
+      stop: once(async () => {
+        if (options.server) {
+          // It stops with this process whatever happens (setpriv --pdeathsig): give admin commands
+          // still using it a moment to finish.
+          await lastOut(share, { ms: WAIT_FOR_USERS_MS, notice: () => log('waiting for the admin commands still using the embedded PostgreSQL') });
+          await cluster.stop();
+        } else if (await lastOut(share)) {
+          await cluster.stop();
+        } else {
+          log('leaving the embedded PostgreSQL running for the processes still using it');
+        }
+        await share.end().catch(() => undefined);
+      }),
+    };
   }
 }

@@ -190,6 +190,29 @@ export interface ClusterProcess {
   stop(): Promise<void>;
 }
 
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Stops a postmaster this process did not start (fast shutdown) and resolves once it is gone. */
+export async function stopPostmaster(pid: number): Promise<void> {
+  if (!isAlive(pid)) return;
+  process.kill(pid, 'SIGINT');
+  const deadline = Date.now() + 15_000;
+  while (isAlive(pid)) {
+    if (Date.now() > deadline) {
+      process.kill(pid, 'SIGQUIT');
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p) && spawnSync(p, ['--version']).status === 0);
 
 /**
@@ -197,12 +220,16 @@ const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p) &
  * process group (a Ctrl-C meant for the server must not stop the database under requests still
  * running) and, through `setpriv --pdeathsig`, gets SIGINT (fast shutdown) should this process
  * die without stopping it: no orphaned cluster, even after kill -9. `settings` are extra
- * `name=value` server settings (the test runner turns durability off).
+ * `name=value` server settings (the test runner turns durability off). `outlive`: the cluster
+ * may stay up after this process, for others still using it (app/db/embedded.ts), so neither
+ * hook applies.
  */
-export async function startCluster(bin: Binaries, dir: string, port: number, account: Account | undefined, settings: string[] = []): Promise<ClusterProcess> {
+export async function startCluster(bin: Binaries, dir: string, port: number, account: Account | undefined, settings: string[] = [], outlive = false): Promise<ClusterProcess> {
   const pgArgs = ['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'lc_messages=C', ...settings.flatMap((x) => ['-c', x])];
   let child: ChildProcess;
-  if (setpriv) {
+  if (outlive) {
+    child = spawn(bin.postgres, pgArgs, { ...spawnIds(account), env: env(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  } else if (setpriv) {
     const ids = account ? [`--reuid=${account.uid}`, `--regid=${account.gid}`, '--clear-groups'] : [];
     child = spawn(setpriv, [...ids, '--pdeathsig', 'SIGINT', '--', bin.postgres, ...pgArgs], { env: env(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   } else {
@@ -211,7 +238,7 @@ export async function startCluster(bin: Binaries, dir: string, port: number, acc
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   // Should this process exit without stop() (a forced exit), the cluster goes with it.
   const killOnExit = () => child.kill('SIGINT');
-  process.on('exit', killOnExit);
+  if (!outlive) process.on('exit', killOnExit);
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
@@ -225,7 +252,8 @@ export async function startCluster(bin: Binaries, dir: string, port: number, acc
       process.off('exit', killOnExit);
       const reason = output.split('\n').filter((l) => /FATAL|ERROR|could not/.test(l)).pop()?.replace(/^.*?(FATAL|ERROR):\s*/, '') ?? `exited with ${child.exitCode ?? child.signalCode}`;
       const err = new StartupError(`the embedded PostgreSQL did not start (${reason.trim()}): ${FIX}`);
-      (err as NodeJS.ErrnoException).code = /could not bind|already in use/i.test(output) ? 'EADDRINUSE' : undefined;
+      // EEXIST: another process started a postmaster on this directory a moment ago (join it).
+      (err as NodeJS.ErrnoException).code = /could not bind|already in use/i.test(output) ? 'EADDRINUSE' : /lock file .* already exists/i.test(output) ? 'EEXIST' : undefined;
       reject(err);
     });
   });
