@@ -111,6 +111,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
 
 /** How long in-flight requests get to finish after SIGINT/SIGTERM before the process gives up. */
 const SHUTDOWN_GRACE_MS = 30_000;
+/** How long a stop requested during start-up waits for start-up to finish before giving up. */
+const STARTUP_STOP_WAIT_MS = 10_000;
 /**
  * A signal repeated within this window is the same stop request delivered twice: Ctrl-C under
  * `npm start` reaches the server from the terminal and again from npm, which forwards it.
@@ -122,10 +124,17 @@ export async function serve(config: Config): Promise<void> {
   // default action would kill the process half-way, with an exit code that says "crashed").
   let requested: NodeJS.Signals | undefined;
   let requestedAt = 0;
+  let startupGivesUp: NodeJS.Timeout | undefined;
   let shutdown = (signal: NodeJS.Signals) => {
     if (!requested) {
       requested = signal;
       requestedAt = Date.now();
+      // A start-up that cannot finish (a database that stopped answering mid-migration) must not
+      // hold a stop request for ever: migrations run in one transaction, so leaving is safe.
+      startupGivesUp = setTimeout(() => {
+        process.stderr.write(`labdata: ${signal} while starting, and start-up did not finish within ${STARTUP_STOP_WAIT_MS / 1000} s: exiting\n`);
+        process.exit(1);
+      }, STARTUP_STOP_WAIT_MS).unref();
     } else if (Date.now() - requestedAt >= REPEAT_WINDOW_MS) {
       // Asked again while still starting (a database that does not answer, say): give up now.
       process.stderr.write(`labdata: ${signal} again while starting: exiting\n`);
@@ -144,6 +153,7 @@ export async function serve(config: Config): Promise<void> {
     process.stderr.write(`labdata: ${known ? (err as Error).message : `could not start: ${firstLine(err)}`}\n`);
     process.exit(1);
   }
+  clearTimeout(startupGivesUp);
   const { log } = server.runtime;
   let stoppingSince = 0;
   shutdown = (signal: NodeJS.Signals) => {

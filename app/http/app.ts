@@ -3,7 +3,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Kernel } from '../../core/kernel/kernel.ts';
 import type { Orm } from '../../core/db/orm.ts';
-import { pendingMigrations } from '../../core/db/orm.ts';
+import { limitQueryTime, pendingMigrations } from '../../core/db/orm.ts';
+import { OUTAGE_RETRY_AFTER } from '../../core/db/errors.ts';
 import { handleError, routeNotFound, sendError } from '../../core/http/envelope.ts';
 import { apiKeyAuth, internalMountGuard } from '../../core/http/auth.ts';
 import { echoRequestId, requestId } from '../../core/http/request-id.ts';
@@ -131,14 +132,19 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
+    // Not ready yet: worth asking again shortly, as every other 503 of an outage says.
+    const notReady = (message: string) => sendError(request, reply.header('retry-after', String(OUTAGE_RETRY_AFTER)), 503, message);
     try {
       await orm.em.fork().execute('select 1');
-      if ((await pendingMigrations(orm)) > 0) return sendError(request, reply, 503, 'Migrations are pending');
+      if ((await pendingMigrations(orm)) > 0) return notReady('Migrations are pending');
     } catch {
-      return sendError(request, reply, 503, 'Database unreachable');
+      return notReady('Database unreachable');
     }
     return { status: 'ready' };
   });
+
+  // Serving from here on: a database that stops answering makes 503s, not requests that hang.
+  await limitQueryTime(orm);
 
   // Keys are cached per instance and dropped on the database's notifications (core/auth/auth-cache.ts).
   const authCache = new AuthCache(orm.config.get('clientUrl')!, opts.logger);

@@ -24,6 +24,11 @@ export const AUTH_CHANNEL = 'labdata_auth';
 const MAX_AGE_MS = 60_000;
 const MAX_ENTRIES = 50_000;
 const RECONNECT_MS = 1_000;
+/**
+ * A listener connection that does not answer for this long (a hung database) is given up: its
+ * requests authenticate against the database (bounded there too) and it reconnects.
+ */
+const LISTENER_DEADLINE_MS = 2_000;
 
 /**
  * An in-process cache of API keys, so authentication costs no database round trip.
@@ -102,18 +107,30 @@ export class AuthCache {
       return;
     }
     this.#barrierInFlight = true;
-    client.query('select 1').then(
-      () => {
-        const ok = this.#listening && this.#client === client;
-        for (const resolve of batch) resolve(ok);
-      },
-      () => {
-        for (const resolve of batch) resolve(false);
-      },
-    ).finally(() => {
+    let settled = false;
+    const settle = (ok: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      for (const resolve of batch) resolve(ok);
       this.#barrierInFlight = false;
       if (this.#waiting.length) this.#sendBarrier();
-    });
+    };
+    const timer = setTimeout(() => {
+      settle(false);
+      this.#giveUp(client);
+    }, LISTENER_DEADLINE_MS);
+    timer.unref();
+    client.query('select 1').then(
+      () => settle(this.#listening && this.#client === client),
+      () => settle(false),
+    );
+  }
+
+  /** Ends a listener connection that stopped answering; its `end` handler reconnects. */
+  #giveUp(client: pg.Client): void {
+    const socket = (client as unknown as { connection?: { stream?: { destroy(err?: Error): void } } }).connection?.stream;
+    socket?.destroy(new Error(`the auth listener got no answer within ${LISTENER_DEADLINE_MS / 1000} s`));
   }
 
   generation(): number {
@@ -159,7 +176,7 @@ export class AuthCache {
 
   async #connect(): Promise<void> {
     if (this.#closed) return;
-    const client = new pg.Client({ connectionString: this.#url });
+    const client = new pg.Client({ connectionString: this.#url, connectionTimeoutMillis: LISTENER_DEADLINE_MS });
     const lost = (err?: Error) => {
       if (this.#client !== client) return;
       this.#client = undefined;
@@ -176,15 +193,19 @@ export class AuthCache {
       if (msg.channel === AUTH_CHANNEL) this.#invalidate(msg.payload ?? '*');
     });
     this.#client = client;
+    // Connected but never listening (the database hangs after accepting): give up and retry.
+    const stalled = setTimeout(() => this.#giveUp(client), LISTENER_DEADLINE_MS * 2).unref();
     try {
       await client.connect();
       await client.query(`listen ${AUTH_CHANNEL}`);
+      clearTimeout(stalled);
       if (this.#client !== client || this.#closed) return;
       // Anything cached before this point may have missed notifications.
       this.#entries.clear();
       this.#generation++;
       this.#listening = true;
     } catch (err) {
+      clearTimeout(stalled);
       lost(err as Error);
     }
   }

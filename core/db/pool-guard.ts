@@ -3,22 +3,34 @@ import type { EventEmitter } from 'node:events';
 /** The parts of a `pg` pool client this guard touches. */
 interface PooledClient extends EventEmitter {
   release?: (err?: Error | boolean) => void;
+  query: (...args: unknown[]) => unknown;
+  connection?: { stream?: { destroy(err?: Error): void } };
 }
 
+/** Per pool: how long a query may go unanswered before its connection is given up (0: no limit). */
+const deadlines = new WeakMap<EventEmitter, { ms: number }>();
+
 /**
- * Gives back pool slots that a lost connection would otherwise hold for good.
+ * Guards a `pg` pool (MikroORM's `onPoolCreated`) against connections that are lost or hang.
  *
- * Kysely's controlled transaction (under MikroORM 7) releases its connection only after a
+ * Lost: Kysely's controlled transaction (under MikroORM 7) releases its connection only after a
  * successful BEGIN, COMMIT or ROLLBACK. When the database drops connections (a crashed backend,
  * a restart), BEGIN fails, or COMMIT and then ROLLBACK fail, and the connection is never
  * released: each such transaction takes one of the pool's slots forever, and once all are gone
- * every request waits for a connection and answers 503 although the database is back.
- *
- * So: a checked-out client whose connection has ended is released with an error (pg-pool then
+ * every request waits for a connection and answers 503 although the database is back. So a
+ * checked-out client whose connection has ended is released with an error (pg-pool then
  * discards it and opens a new one when asked), and a holder's later release of it is a no-op
  * instead of pg-pool's double-release error.
+ *
+ * Hung: a database that keeps the connection open and never answers (a frozen server, a
+ * network path that drops packets) would hold a query, and its request, for ever. Once a
+ * deadline is set (`setQueryDeadline`), a query unanswered for that long ends its connection
+ * with ETIMEDOUT: the request fails as "database unavailable" (503, core/db/errors.ts) and the
+ * slot is given back as for a lost connection.
  */
-export function releaseLostConnections(pool: EventEmitter): void {
+export function guardPool(pool: EventEmitter): void {
+  const deadline = { ms: 0 };
+  deadlines.set(pool, deadline);
   pool.on('connect', (client: PooledClient) => {
     let release: ((err?: Error | boolean) => void) | undefined;
     let released = true;
@@ -37,5 +49,36 @@ export function releaseLostConnections(pool: EventEmitter): void {
       },
     });
     client.on('end', () => once(new Error('the database connection ended while checked out')));
+
+    const query = client.query;
+    client.query = function guardedQuery(this: PooledClient, ...args: unknown[]) {
+      const ms = deadline.ms;
+      if (ms <= 0) return query.apply(this, args);
+      const timer = setTimeout(() => {
+        const err = Object.assign(new Error(`the database did not answer within ${ms / 1000} s`), { code: 'ETIMEDOUT' });
+        client.connection?.stream?.destroy(err);
+      }, ms);
+      const clear = () => clearTimeout(timer);
+      // pg-pool's own `pool.query` passes a callback; Kysely awaits the returned promise.
+      const callback = args.at(-1);
+      if (typeof callback === 'function') {
+        args[args.length - 1] = (...results: unknown[]) => {
+          clear();
+          return callback(...results);
+        };
+        return query.apply(this, args);
+      }
+      const result = query.apply(this, args);
+      if (result instanceof Promise) result.then(clear, clear);
+      else clear(); // a cursor: read at its own pace
+      return result;
+    };
   });
+}
+
+/** From now on, a query of `pool`'s unanswered for `ms` ends its connection (see `guardPool`). */
+export function setQueryDeadline(pool: EventEmitter, ms: number): void {
+  const deadline = deadlines.get(pool);
+  if (!deadline) throw new Error('setQueryDeadline: the pool was not created with guardPool');
+  deadline.ms = ms;
 }

@@ -169,3 +169,15 @@ t.test('a second signal while still starting, more than a second later: exit 1 a
   t.match(run.stderr(), /SIGINT again while starting/);
   t.notMatch(run.stdout(), /listening on/, 'it never started');
 });
+
+t.test('a stop requested during a start-up that cannot finish gives up after 10 s: exit 1, one line', async (t) => {
+  // README "Operations": "... or after 10 s with exit 1 if start-up has not finished by then".
+  const { run, waiting } = await startingServer(t);
+  t.ok(waiting, 'the server is starting (held in its migrations)');
+  const sent = Date.now();
+  run.proc.kill('SIGTERM');
+  t.same(await exitWithin(run, 20_000), { code: 1, signal: null }, 'exit 1 without a second signal, the lock still held');
+  t.ok(Date.now() - sent >= 9_500, 'not before the 10 s');
+  t.match(run.stderr(), /labdata: SIGTERM while starting, and start-up did not finish within 10 s: exiting/);
+  t.notMatch(run.stdout(), /listening on/, 'it never started');
+});

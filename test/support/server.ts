@@ -153,7 +153,7 @@ export class TestServer {
   async key(m: Member, opts: { expiresAt?: string; days?: number } = {}): Promise<{ id: string; key: string }> {
     const em = this.orm.em.fork();
     return em.transactional((tx) =>
-      issueKey(tx, { userId: m.userId, organizationId: m.organizationId, name: 'extra', days: opts.days ?? 7, expiresAt: opts.expiresAt }, true),
+      issueKey(tx, { userId: m.userId, organizationId: m.organizationId, name: 'extra', ...(opts.expiresAt === undefined ? { days: opts.days ?? 7 } : { expiresAt: opts.expiresAt }) }, true),
     );
   }
 
