@@ -7,6 +7,8 @@ interface PooledClient extends EventEmitter {
   connection?: { stream?: { destroy(err?: Error): void } };
 }
 
+/** How often the deadline is checked: a hung query ends between `ms` and `ms` + this. */
+const SWEEP_MS = 1_000;
 /** Per pool: how long a query may go unanswered before its connection is given up (0: no limit). */
 const deadlines = new WeakMap<EventEmitter, { ms: number }>();
 
@@ -31,6 +33,14 @@ const deadlines = new WeakMap<EventEmitter, { ms: number }>();
 export function guardPool(pool: EventEmitter): void {
   const deadline = { ms: 0 };
   deadlines.set(pool, deadline);
+  // One check per open connection, run once a second while a deadline is set (a timer per
+  // query instead cost about a tenth of a hot read's CPU).
+  const checks = new Map<PooledClient, () => void>();
+  setInterval(() => {
+    if (deadline.ms > 0) for (const check of checks.values()) check();
+  }, SWEEP_MS).unref();
+  pool.on('remove', (client: PooledClient) => checks.delete(client));
+
   pool.on('connect', (client: PooledClient) => {
     let release: ((err?: Error | boolean) => void) | undefined;
     let released = true;
@@ -48,29 +58,40 @@ export function guardPool(pool: EventEmitter): void {
         released = false;
       },
     });
-    client.on('end', () => once(new Error('the database connection ended while checked out')));
+    client.on('end', () => {
+      checks.delete(client);
+      once(new Error('the database connection ended while checked out'));
+    });
 
+    // Queries in flight, and since when the database has not answered any of them.
+    let waiting = 0;
+    let since = 0;
+    const answered = () => {
+      since = --waiting > 0 ? Date.now() : 0;
+    };
+    checks.set(client, () => {
+      if (since && Date.now() - since > deadline.ms) {
+        since = 0;
+        const err = Object.assign(new Error(`the database did not answer within ${deadline.ms / 1000} s`), { code: 'ETIMEDOUT' });
+        client.connection?.stream?.destroy(err);
+      }
+    });
     const query = client.query;
     client.query = function guardedQuery(this: PooledClient, ...args: unknown[]) {
-      const ms = deadline.ms;
-      if (ms <= 0) return query.apply(this, args);
-      const timer = setTimeout(() => {
-        const err = Object.assign(new Error(`the database did not answer within ${ms / 1000} s`), { code: 'ETIMEDOUT' });
-        client.connection?.stream?.destroy(err);
-      }, ms);
-      const clear = () => clearTimeout(timer);
+      if (deadline.ms <= 0) return query.apply(this, args);
+      if (waiting++ === 0) since = Date.now();
       // pg-pool's own `pool.query` passes a callback; Kysely awaits the returned promise.
       const callback = args.at(-1);
       if (typeof callback === 'function') {
         args[args.length - 1] = (...results: unknown[]) => {
-          clear();
+          answered();
           return callback(...results);
         };
         return query.apply(this, args);
       }
       const result = query.apply(this, args);
-      if (result instanceof Promise) result.then(clear, clear);
-      else clear(); // a cursor: read at its own pace
+      if (result instanceof Promise) result.then(answered, answered);
+      else answered(); // a cursor: read at its own pace
       return result;
     };
   });
