@@ -5,6 +5,7 @@ import tls from 'node:tls';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../core/config.ts';
 import { openRuntime, createLogger, type Runtime } from './runtime.ts';
+import { limitQueryTime } from '../core/db/orm.ts';
 import { buildApp } from './http/app.ts';
 import { ensureCertificate } from './tls.ts';
 import { provisionDemo } from './cli/demo.ts';
@@ -60,6 +61,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
   } catch (err) {
     throw err instanceof PluginLoadError ? err : databaseFailure(err, config.databaseUrl);
   }
+  // Migrations are in: from here on a database that stops answering makes 503s, not requests
+  // that hang (test servers, which seed large data through this pool, set it where they test it).
+  await limitQueryTime(runtime.orm);
   let app: FastifyInstance;
   try {
     app = await buildApp({ kernel: runtime.kernel, orm: runtime.orm, tls: tlsFiles, logger: log as unknown as FastifyBaseLogger });

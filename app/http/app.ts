@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Kernel } from '../../core/kernel/kernel.ts';
 import type { Orm } from '../../core/db/orm.ts';
-import { limitQueryTime, pendingMigrations } from '../../core/db/orm.ts';
+import { pendingMigrations } from '../../core/db/orm.ts';
 import { OUTAGE_RETRY_AFTER } from '../../core/db/errors.ts';
 import { handleError, routeNotFound, sendError } from '../../core/http/envelope.ts';
 import { apiKeyAuth, internalMountGuard } from '../../core/http/auth.ts';
@@ -142,9 +142,6 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     }
     return { status: 'ready' };
   });
-
-  // Serving from here on: a database that stops answering makes 503s, not requests that hang.
-  await limitQueryTime(orm);
 
   // Keys are cached per instance and dropped on the database's notifications (core/auth/auth-cache.ts).
   const authCache = new AuthCache(orm.config.get('clientUrl')!, opts.logger);
