@@ -28,22 +28,50 @@ async function withRuntime<T>(io: CliIo, fn: (runtime: Runtime) => Promise<T>, o
     import('../../core/kernel/loader.ts'),
   ]);
   const config = loadConfig(io.env);
-  // The same one line as the server's for a database it cannot use, naming the setting to check.
-  const runtime = await openRuntime(config, undefined, options).catch((err: unknown) => {
-    throw err instanceof PluginLoadError ? err : databaseFailure(err, config.databaseUrl);
-  });
-  // Stopped by a signal, a command still gives its share of the embedded database back (and
-  // stops it when it is the last one using it): without this the default action would leave it.
-  const onSignal = (signal: NodeJS.Signals) => {
-    void runtime.db.stop().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
-  };
-  if (runtime.embedded) for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, onSignal);
+  let runtime: Runtime | undefined;
+  const unhook = config.databaseUrl ? () => {} : await letGoOnSignal(() => runtime);
   try {
-    return await fn(runtime);
+    // The same one line as the server's for a database it cannot use, naming the setting to check.
+    runtime = await openRuntime(config, undefined, options).catch((err: unknown) => {
+      throw err instanceof PluginLoadError ? err : databaseFailure(err, config.databaseUrl);
+    });
+    try {
+      return await fn(runtime);
+    } finally {
+      await runtime.close();
+    }
   } finally {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.off(signal, onSignal);
-    await runtime.close();
+    unhook();
   }
+}
+
+/** Longest a command stopped by a signal spends letting go of the embedded database. */
+const LET_GO_MS = 10_000;
+
+/**
+ * A command on the embedded database, stopped by a signal (Ctrl-C, a service manager), still
+ * closes its runtime and lets go of the cluster (stopping it when it is the last one using it,
+ * app/db/embedded.ts), from the first moment: the default action would leave a cluster it
+ * started running. A signal repeated meanwhile counts once (the terminal and npm both deliver
+ * Ctrl-C). Returns what removes the handlers.
+ */
+async function letGoOnSignal(runtime: () => Runtime | undefined): Promise<() => void> {
+  const { letGoOfEmbeddedDatabase } = await import('../db/embedded.ts');
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    const exit = () => process.exit(signal === 'SIGINT' ? 130 : 143);
+    setTimeout(exit, LET_GO_MS).unref();
+    const open = runtime();
+    void (open ? open.close() : letGoOfEmbeddedDatabase()).catch(() => undefined).finally(exit);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
 }
 
 /** Digits only (`--days 7`): `0x7`, `7.0` or ` 7` stay text, which the command then refuses. */

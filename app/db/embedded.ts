@@ -3,8 +3,8 @@ import fs from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
-import { ensureDataDir } from '../startup.ts';
-import { binariesFor, clusterAccount, clusterDirectory, initCluster, isAlive, prepareClusterDir, startCluster, stopPostmaster, type ClusterProcess } from './postgres-cluster.ts';
+import { StartupError, ensureDataDir } from '../startup.ts';
+import { binariesFor, clusterAccount, clusterDirectory, initCluster, isAlive, prepareClusterDir, startCluster, stopPostmaster, type Account, type ClusterProcess } from './postgres-cluster.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const once = (fn: () => Promise<void>) => {
@@ -35,16 +35,29 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** A secret kept in a file only its owner can read (0600, created exclusively, mode repaired). */
+/**
+ * A secret kept in a file only its owner can read (0600, created exclusively, mode repaired).
+ * Processes starting together on a fresh data dir agree on the one the first of them wrote.
+ */
 async function readOrCreate(file: string, make: () => string): Promise<string> {
-  try {
-    const value = (await fs.readFile(file, 'utf8')).trim();
-    await fs.chmod(file, 0o600).catch(() => undefined);
-    return value;
-  } catch {
-    const value = make();
-    await fs.writeFile(file, value + '\n', { mode: 0o600, flag: 'wx' });
-    return value;
+  for (let attempt = 1; ; attempt++) {
+    const existing = await fs.readFile(file, 'utf8').then((text) => text.trim(), () => undefined);
+    if (existing) {
+      await fs.chmod(file, 0o600).catch(() => undefined);
+      return existing;
+    }
+    if (existing === undefined) {
+      const value = make();
+      try {
+        await fs.writeFile(file, value + '\n', { mode: 0o600, flag: 'wx' });
+        return value;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+    }
+    // Another process created it this instant and is writing it: read it once written.
+    if (attempt >= 50) throw new StartupError(`${file} stays empty: remove it (a new one is made)`);
+    await sleep(20);
   }
 }
 
@@ -116,6 +129,51 @@ async function ensureDatabase(adminUrl: string): Promise<void> {
   }
 }
 
+/**
+ * What this process must do to let go of the embedded cluster if it is stopped right now (a
+ * command's signal handler, app/cli/cli.ts): nothing yet, then stopping the cluster it has just
+ * started, then giving its share back.
+ */
+let letGo: () => Promise<void> = async () => {};
+export function letGoOfEmbeddedDatabase(): Promise<void> {
+  return letGo();
+}
+
+const initialised = (pgDir: string) => fs.stat(path.join(pgDir, 'PG_VERSION')).then(() => true, () => false);
+const INIT_FIX = 'stop the other labdata process using this LABDATA_DATA_DIR, or remove <dataDir>/pg.init.lock if none runs';
+
+/**
+ * Runs `init` (initdb) unless another process is at it: one at a time per data dir, through a
+ * lock file holding the initialising process's pid (a dead holder's lock is taken over). False
+ * when another process holds it.
+ */
+async function initialiseOnce(dataDir: string, pgDir: string, init: () => Promise<void>, account: Account | undefined, log: (msg: string) => void): Promise<boolean> {
+  const lockFile = path.join(dataDir, 'pg.init.lock');
+  let lock: fs.FileHandle;
+  try {
+    lock = await fs.open(lockFile, 'wx', 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    const holder = Number(await fs.readFile(lockFile, 'utf8').catch(() => ''));
+    // Being written this instant (no pid yet), or held by a live process: wait. Dead: take over.
+    if (!holder || isAlive(holder)) return false;
+    await fs.rm(lockFile, { force: true });
+    return initialiseOnce(dataDir, pgDir, init, account, log);
+  }
+  try {
+    await lock.writeFile(String(process.pid));
+    if (!(await initialised(pgDir))) {
+      log('initialising the embedded PostgreSQL cluster');
+      await prepareClusterDir(pgDir, account);
+      await init();
+    }
+    return true;
+  } finally {
+    await lock.close();
+    await fs.rm(lockFile, { force: true });
+  }
+}
+
 export interface EmbeddedOptions {
   /**
    * The server: a cluster it starts lives exactly as long as it does (even a kill -9 takes the
@@ -140,7 +198,7 @@ export async function startEmbeddedDatabase(dataDir: string, log: (msg: string) 
   const bin = await binariesFor(account, log);
 
   const deadline = Date.now() + 30_000;
-  for (let attempt = 1; ; attempt++) {
+  for (;;) {
     const running = await runningPostmaster(pgDir);
     if (running) {
       let share: pg.Client;
@@ -155,32 +213,36 @@ export async function startEmbeddedDatabase(dataDir: string, log: (msg: string) 
         continue;
       }
       log(`using the embedded PostgreSQL already running on port ${running.port}`);
-      return {
-        url: urlFor(running.port, DB_NAME),
-        stop: once(async () => {
-          if (await lastOut(share)) await stopPostmaster(running.pid);
-          await share.end().catch(() => undefined);
-        }),
-      };
+      const stop = once(async () => {
+        if (await lastOut(share)) await stopPostmaster(running.pid);
+        await share.end().catch(() => undefined);
+      });
+      letGo = stop;
+      return { url: urlFor(running.port, DB_NAME), stop };
     }
 
-    const initialised = await fs.stat(path.join(pgDir, 'PG_VERSION')).then(() => true, () => false);
-    if (!initialised) {
-      log('initialising the embedded PostgreSQL cluster');
-      await prepareClusterDir(pgDir, account);
-      await initCluster(bin, pgDir, DB_USER, password, account);
+    // Through the init lock even when PG_VERSION is there: initdb writes it first and pg_control last.
+    if (!(await initialiseOnce(dataDir, pgDir, () => initCluster(bin, pgDir, DB_USER, password, account), account, log))) {
+      // Another process is initialising it: wait for it, then join or start it.
+      if (Date.now() > deadline) throw new StartupError(`another process has been initialising the embedded PostgreSQL in ${pgDir} for too long: ${INIT_FIX}`);
+      await sleep(200);
+      continue;
     }
     // The port is probed free, then bound by postgres: another process may take it in between,
-    // or start a postmaster on this directory first (EEXIST: join that one).
+    // or start a postmaster on this directory first (EEXIST: join that one once it is up).
     const port = await freePort();
     let cluster: ClusterProcess;
     try {
       cluster = await startCluster(bin, pgDir, port, account, [], !options.server);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if ((code === 'EADDRINUSE' || code === 'EEXIST') && attempt < 5) continue;
+      if ((code === 'EADDRINUSE' || code === 'EEXIST') && Date.now() < deadline) {
+        await sleep(100);
+        continue;
+      }
       throw err;
     }
+    letGo = () => cluster.stop();
     let share: pg.Client;
     try {
       await ensureDatabase(urlFor(port, 'postgres'));
@@ -190,21 +252,20 @@ export async function startEmbeddedDatabase(dataDir: string, log: (msg: string) 
       throw err;
     }
     log(`embedded PostgreSQL started on port ${port}`);
-    return {
-      url: urlFor(port, DB_NAME),
-      stop: once(async () => {
-        if (options.server) {
-          // It stops with this process whatever happens (setpriv --pdeathsig): give admin commands
-          // still using it a moment to finish.
-          await lastOut(share, { ms: WAIT_FOR_USERS_MS, notice: () => log('waiting for the admin commands still using the embedded PostgreSQL') });
-          await cluster.stop();
-        } else if (await lastOut(share)) {
-          await cluster.stop();
-        } else {
-          log('leaving the embedded PostgreSQL running for the processes still using it');
-        }
-        await share.end().catch(() => undefined);
-      }),
-    };
+    const stop = once(async () => {
+      if (options.server) {
+        // It stops with this process whatever happens (setpriv --pdeathsig): give admin commands
+        // still using it a moment to finish.
+        await lastOut(share, { ms: WAIT_FOR_USERS_MS, notice: () => log('waiting for the admin commands still using the embedded PostgreSQL') });
+        await cluster.stop();
+      } else if (await lastOut(share)) {
+        await cluster.stop();
+      } else {
+        log('leaving the embedded PostgreSQL running for the processes still using it');
+      }
+      await share.end().catch(() => undefined);
+    });
+    letGo = stop;
+    return { url: urlFor(port, DB_NAME), stop };
   }
 }

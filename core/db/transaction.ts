@@ -103,16 +103,18 @@ export async function writeTransaction<T>(em: EntityManager, work: (em: EntityMa
 }
 
 /**
- * Reads the answer of a write that has committed, again a few times (about 3 s in all) when the
+ * Reads the answer of a write that has committed, again a few times (for about 3 s) when the
  * database drops the connection meanwhile: the write stands, so a 503 would wrongly tell the
- * client that nothing was done.
+ * client that nothing was done. A database that does not answer at all has used up that time in
+ * one attempt (the pool's query deadline): no retry then, the 503 comes at once.
  */
 export async function readAfterCommit<T>(read: () => Promise<T>, attempts = 5): Promise<T> {
+  const until = Date.now() + 3_000;
   for (let attempt = 1; ; attempt++) {
     try {
       return await read();
     } catch (err) {
-      if (attempt >= attempts || !isConnectionFailure(err)) throw err;
+      if (attempt >= attempts || Date.now() > until || !isConnectionFailure(err)) throw err;
       await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
     }
   }

@@ -6,15 +6,17 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startEmbeddedDatabase, type DatabaseHandle } from '../../app/db/embedded.ts';
-import { dataDir, eventually, isRunning, postmasterPid, stopLeftCluster } from '../support/serve-process.ts';
+import { spawn } from 'node:child_process';
+import { dataDir, eventually, isRunning, postmasterPid, projectRoot, stopLeftCluster } from '../support/serve-process.ts';
+import { cliEnv } from '../cli/labdata-cli.ts';
 
 const dir = dataDir(t);
 stopLeftCluster(t, dir);
 
 /** One process's use of the cluster, with what it logged. */
-async function use(server = false): Promise<DatabaseHandle & { logs: string[] }> {
+async function use(server = false, on = dir): Promise<DatabaseHandle & { logs: string[] }> {
   const logs: string[] = [];
-  const handle = await startEmbeddedDatabase(dir, (msg) => logs.push(msg), { server });
+  const handle = await startEmbeddedDatabase(on, (msg) => logs.push(msg), { server });
   return Object.assign(handle, { logs });
 }
 
@@ -38,6 +40,19 @@ async function stopped(t: Pick<Root, 'ok' | 'notOk'>, pid: number) {
   t.ok(await eventually(() => !isRunning(pid), 20_000), 'the cluster stopped');
   t.notOk(existsSync(join(dir, 'pg', 'postmaster.pid')), 'cleanly: no postmaster.pid left');
 }
+
+t.test('three processes on a fresh data dir: one initialises and starts it, the others wait and join', async (t) => {
+  const fresh = dataDir(t);
+  stopLeftCluster(t, fresh);
+  const users = await Promise.all([use(false, fresh), use(true, fresh), use(false, fresh)]);
+  t.equal(users.filter((u) => said(u, /initialising the embedded PostgreSQL cluster/)).length, 1, 'initialised once');
+  t.equal(users.filter((u) => said(u, /started on port/)).length, 1, 'started once');
+  for (const u of users) t.ok(await answers(u.url), 'each one uses it');
+  const pid = postmasterPid(fresh);
+  for (const u of users) await u.stop();
+  t.ok(await eventually(() => !isRunning(pid), 20_000), 'and it stops with the last');
+  t.notOk(existsSync(join(fresh, 'pg.init.lock')), 'no init lock left behind');
+});
 
 t.test('a command that started the cluster leaves it to the server that joined; the server, last out, stops it', async (t) => {
   const command = await use();
@@ -85,4 +100,21 @@ t.test('a server that started the cluster waits on its way out for a command sti
   await command.stop();
   await stopping;
   await stopped(t, pid);
+});
+
+t.test('a command stopped by Ctrl-C while it starts (the signal delivered twice, by the terminal and by npm) leaves no cluster behind', async (t) => {
+  const fresh = dataDir(t);
+  stopLeftCluster(t, fresh);
+  const child = spawn(process.execPath, [join(projectRoot, 'bin/labdata.js'), 'migrate'], { env: cliEnv({ LABDATA_DATA_DIR: fresh, LABDATA_LOG_LEVEL: 'info' }) });
+  let stderr = '';
+  child.stderr.on('data', (c) => (stderr += c));
+  child.stdout.resume();
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  t.ok(await eventually(() => /embedded PostgreSQL started on port/.test(stderr), 30_000), 'it started the cluster');
+  const pid = postmasterPid(fresh);
+  child.kill('SIGINT');
+  setTimeout(() => child.kill('SIGINT'), 10);
+  t.equal(await exited, 130, 'exit 130');
+  t.ok(await eventually(() => !isRunning(pid), 20_000), 'the cluster it started is stopped');
+  t.notOk(existsSync(join(fresh, 'pg', 'postmaster.pid')), 'cleanly: no postmaster.pid left');
 });

@@ -281,3 +281,25 @@ t.test('the answer of a committed write is read again while connections drop: no
   t.equal(away.status, 503);
   t.equal(attempts.get('after-2'), 5, 'five attempts');
 });
+
+t.test('readAfterCommit: a read the database never answered (the pool deadline) is not tried again', async (t) => {
+  // README "Database outage": a query unanswered for 5 s ends with ETIMEDOUT; retrying it would
+  // only hold the create's response for another deadline each time.
+  let attempts = 0;
+  const started = Date.now();
+  const hung = Object.assign(new Error('the database did not answer within 5 s'), { code: 'ETIMEDOUT' });
+  await t.rejects(
+    db.readAfterCommit(async () => {
+      attempts++;
+      await new Promise((resolve) => setTimeout(resolve, 3_100));
+      throw hung;
+    }),
+    hung,
+  );
+  t.equal(attempts, 1, 'one attempt');
+  t.ok(Date.now() - started < 4_000, 'the failure comes at once after it');
+  let quick = 0;
+  const dropped = Object.assign(new Error('Connection terminated unexpectedly'), {});
+  await t.rejects(db.readAfterCommit(async () => { quick++; throw dropped; }), dropped);
+  t.equal(quick, 5, 'a connection dropped at once is still read again, five times in all');
+});
