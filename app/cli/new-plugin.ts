@@ -30,17 +30,23 @@ export interface ResourceNames {
   pascalPlural: string;
 }
 
-/** The spellings of NAME, or a NewPluginError saying what a name must look like. */
-export function resourceNames(name: string): ResourceNames {
+/**
+ * The spellings of NAME, or a NewPluginError saying what a name must look like. `singular`
+ * (kebab-case, `--singular`) overrides the inflection table where it errs ("caches" → "cach").
+ */
+export function resourceNames(name: string, singular?: string): ResourceNames {
   if (!NAME.test(name)) {
     throw new NewPluginError(`"${name}" is not a plugin name: use a kebab-case plural such as "instruments" or "lab-devices"`);
+  }
+  if (singular !== undefined && !/^[a-z][a-z0-9]*(-[a-z][a-z0-9]*)*$/.test(singular)) {
+    throw new NewPluginError(`--singular "${singular}" is not a kebab-case name such as "lab-device"`);
   }
   // The last word carries the number ("lab-devices" → "lab-device"); pluralize knows the
   // irregular ones ("analyses" → "analysis", "indices" → "index") a suffix rule gets wrong.
   const plurals = name.split('-');
   const last = plurals.at(-1)!;
-  const words = [...plurals.slice(0, -1), pluralize.singular(last)];
-  if (words.at(-1) === last) {
+  const words = singular?.split('-') ?? [...plurals.slice(0, -1), pluralize.singular(last)];
+  if (words.join('-') === name) {
     // One spelling for both would give one table, path and tool name to a record and its list.
     throw new NewPluginError(`"${name}" is the same in the singular: pick a name with a distinct singular, such as "specimens"`);
   }
@@ -97,8 +103,8 @@ function startsName(text: string, names: ResourceNames): boolean {
 }
 
 /** Copies the template into `<into>/<name>`; refuses a bad name or an existing folder. Returns the folder. */
-export function newPlugin(name: string, into = path.join(projectRoot, 'plugins')): string {
-  const names = resourceNames(name);
+export function newPlugin(name: string, into = path.join(projectRoot, 'plugins'), singular?: string): string {
+  const names = resourceNames(name, singular);
   const target = path.resolve(into, name);
   if (fs.existsSync(target)) throw new NewPluginError(`${path.relative(process.cwd(), target) || target} already exists: choose another name or remove it`);
   if (fs.existsSync(path.join(projectRoot, 'plugins', name))) throw new NewPluginError(`"${name}" is the name of a built-in plugin: choose another name`);
@@ -131,7 +137,7 @@ function tableOwners(): Map<string, string> {
 /** The CLI verb (listed in app/cli/cli.ts). */
 export const newPluginCommand: Command = {
   name: 'new-plugin',
-  usage: 'new-plugin NAME [--into DIR]',
+  usage: 'new-plugin NAME [--into DIR] [--singular WORD]',
   summary: 'Start a resource plugin in plugins/NAME from plugins/keywords.',
   description:
     'Copies plugins/keywords (manifest, schemas, service, entities, migrations, events, README) into plugins/NAME and renames ' +
@@ -139,11 +145,15 @@ export const newPluginCommand: Command = {
     '/instruments and the tools list_instruments and get_instrument). Then edit the files in the new folder and add the plugin ' +
     'to LABDATA_PLUGINS (a path such as ./plugins/instruments) or to config/plugins.ts. A bad name or an existing folder exits 2.',
   args: [{ name: 'NAME', description: 'the plugin name, a kebab-case plural (instruments, lab-devices)' }],
-  options: { into: { type: 'string', value: 'DIR', description: 'the folder that receives NAME (default: the plugins folder)' } },
-  examples: ['labdata new-plugin instruments', 'labdata new-plugin lab-devices --into plugins-extra'],
+  options: {
+    into: { type: 'string', value: 'DIR', description: 'the folder that receives NAME (default: the plugins folder)' },
+    singular: { type: 'string', value: 'WORD', description: 'the singular, where the inflection table gets it wrong (caches: --singular cache)' },
+  },
+  examples: ['labdata new-plugin instruments', 'labdata new-plugin lab-devices --into plugins-extra', 'labdata new-plugin caches --singular cache'],
   async run(values, [name], io) {
     try {
-      const target = newPlugin(name, typeof values.into === 'string' ? path.resolve(values.into) : undefined);
+      const singular = typeof values.singular === 'string' ? values.singular : undefined;
+      const target = newPlugin(name, typeof values.into === 'string' ? path.resolve(values.into) : undefined, singular);
       // Relative to the working directory when inside it, else absolute (never "../../tmp/...").
       const relative = path.relative(process.cwd(), target);
       io.stdout.write(JSON.stringify({ plugin: name, folder: relative.startsWith('..') ? target : relative }) + '\n');

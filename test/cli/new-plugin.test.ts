@@ -99,6 +99,15 @@ t.test('irregular plurals get their real singular: "analyses" holds an analysis,
   }
 });
 
+t.test('--singular names the singular where the inflection table errs ("caches" would hold a "cach")', async (t) => {
+  const res = await runCli(['new-plugin', 'caches', '--singular', 'cache', '--into', into], env);
+  t.equal(res.code, 0, res.stderr);
+  t.match(readFileSync(join(scratch, 'caches', 'migrations.ts'), 'utf8'), 'create table cache ');
+  const bad = await runCli(['new-plugin', 'cookies', '--singular', 'Cookie!', '--into', into], env);
+  t.equal(bad.code, 2);
+  t.match(bad.stderr, /^labdata: new-plugin: --singular "Cookie!" is not a kebab-case name/);
+});
+
 t.test('outside the checkout, the plugin imports the package entry points and loads through node_modules/labdata', async (t) => {
   const outside = mkdtempSync(join(tmpdir(), 'labdata-plugin-'));
   t.teardown(() => rmSync(outside, { recursive: true, force: true }));
