@@ -65,6 +65,12 @@ export function registerJsonParser(app: FastifyInstance): void {
       done(new HttpError(415, `Unsupported Media Type: charset "${charset.replace(/[^\w.-]/g, '?').slice(0, 40)}"; request bodies are UTF-8 JSON`), undefined);
       return;
     }
+    // A compressed (or otherwise encoded) body is not decoded here: refused, not misread (RFC 9110, 8.4).
+    const coding = String(request.headers['content-encoding'] ?? '').trim().toLowerCase();
+    if (coding !== '' && coding !== 'identity') {
+      done(new HttpError(415, `Unsupported Media Type: Content-Encoding "${coding.replace(/[^\w.,-]/g, '?').slice(0, 40)}"; send request bodies without a content coding`), undefined);
+      return;
+    }
     // Decoding would turn invalid bytes into U+FFFD without a word: the record would not hold what was sent.
     if (!isUtf8(bytes)) {
       done(new UnparsableBody('The body is not valid UTF-8'), undefined);

@@ -13,7 +13,8 @@ const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  */
 export function requestId(req: IncomingMessage): string {
   const sent = req.headers[REQUEST_ID_HEADER];
-  return typeof sent === 'string' && SAFE_ID.test(sent) ? sent : crypto.randomUUID();
+  // An API key put there by mistake would be logged and echoed: not taken as an id.
+  return typeof sent === 'string' && SAFE_ID.test(sent) && !sent.startsWith('key_') ? sent : crypto.randomUUID();
 }
 
 /** First onRequest hook: every answer (401, 404, errors, the MCP transport's own) names the request. */

@@ -12,6 +12,13 @@ const HSTS = 'max-age=31536000; includeSubDomains';
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
 /** A connection that sends nothing is dropped (the TLS handshake timeout applies only after). */
 const FIRST_BYTE_TIMEOUT_MS = 30_000;
+/**
+ * A TLS handshake not done by then is dropped (Node's default is 120 s): a client that connects
+ * and never finishes the handshake holds a descriptor until then, and there are only so many.
+ */
+export const HANDSHAKE_TIMEOUT_MS = 10_000;
+/** An error response still not flushed after this long (a peer that stopped reading) is dropped. */
+const ERROR_FLUSH_MS = 5_000;
 
 /**
  * Fastify's `serverFactory`: the HTTPS server. HSTS is set on the raw response before Fastify
@@ -22,8 +29,17 @@ const FIRST_BYTE_TIMEOUT_MS = 30_000;
 export function tlsServerFactory(tls: { cert: string; key: string }, trustProxy: boolean) {
   return (handler: http.RequestListener): https.Server => {
     // Host is checked in transportHeaders, so that its 400 carries the envelope (Node's has none).
-    const server = https.createServer({ cert: tls.cert, key: tls.key, requireHostHeader: false, maxHeaderSize: PARSER_HEAD_LIMIT }, (req, res) => transportHeaders(server, req, res, handler));
+    const server = https.createServer(
+      { cert: tls.cert, key: tls.key, requireHostHeader: false, maxHeaderSize: PARSER_HEAD_LIMIT, handshakeTimeout: HANDSHAKE_TIMEOUT_MS },
+      (req, res) => transportHeaders(server, req, res, handler),
+    );
     server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+    // An `Expect` other than 100-continue: the envelope and the transport headers, not Node's bare 417.
+    server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => {
+      res.setHeader('strict-transport-security', HSTS);
+      res.setHeader('x-content-type-options', 'nosniff');
+      refuseRequest(req, res, 417, 'Only "Expect: 100-continue" is supported');
+    });
     if (trustProxy) acceptPlainHttpFromProxy(server, (req, res) => transportHeaders(server, req, res, handler));
     return server;
   };
@@ -36,6 +52,11 @@ function transportHeaders(server: https.Server, req: http.IncomingMessage, res: 
   if (req.httpVersion === '1.1' && req.headers.host === undefined) return refuseRequest(req, res, 400, 'The request has no Host header (HTTP/1.1 requires one)');
   if ((req.url ?? '').length > LONG_REQUEST_LINE) return refuseRequest(req, res, 414, 'The URL is too long');
   if (headSize(req) > HEAD_LIMIT) return refuseRequest(req, res, 431, 'The request headers are too large');
+  // Node decodes chunked only: a body in another transfer coding would be read as it came (RFC 9112, 6.1: 501).
+  const transferCoding = req.headers['transfer-encoding'];
+  if (transferCoding !== undefined && transferCoding.trim().toLowerCase() !== 'chunked') {
+    return refuseRequest(req, res, 501, 'Transfer-Encoding other than chunked is not supported');
+  }
   // Once the server is closing, a response still in flight ends its keep-alive connection
   // (Node only closes the connections idle at close time): shutdown need not wait for the
   // keep-alive timeout of every client that had a request running.
@@ -88,7 +109,9 @@ const urlOverflowed = (head: string, line: string) =>
  */
 export function clientErrorResponse(err: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  if (!socket.writable) {
+  // A TLS failure (a handshake that timed out or went wrong): nothing can be written on a
+  // connection without a session, and ending it would wait for ever for that write. Drop it.
+  if (!socket.writable || /^ERR_(TLS|SSL)_/.test(err.code ?? '')) {
     socket.destroy();
     return;
   }
@@ -103,6 +126,8 @@ export function clientErrorResponse(err: Error & { code?: string; rawPacket?: un
   socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n`
     + `Content-Length: ${Buffer.byteLength(body)}\r\nStrict-Transport-Security: ${HSTS}\r\nX-Content-Type-Options: nosniff\r\n`
     + `X-Request-Id: ${crypto.randomUUID()}\r\nConnection: close\r\n\r\n${body}`);
+  // A peer that does not read its answer does not hold the connection open either.
+  setTimeout(() => socket.destroy(), ERROR_FLUSH_MS).unref();
 }
 
 /**

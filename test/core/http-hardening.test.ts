@@ -104,6 +104,8 @@ t.test('requests Node cannot parse still get the error envelope (and HSTS)', asy
     ['a header line without a colon', `GET /api/v1/projects HTTP/1.1\r\n${host}not a header\r\n\r\n`, 400],
     ['a bad chunk size', `POST /api/v1/projects HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\n\r\nzz\r\n`, 400],
     ['an HTTP/1.1 request without Host', `GET /api/v1/projects HTTP/1.1\r\nConnection: close\r\n\r\n`, 400],
+    ['an Expect other than 100-continue', `GET /api/v1/projects HTTP/1.1\r\n${host}Expect: 200-ok\r\n\r\n`, 417],
+    ['a transfer coding other than chunked', `POST /api/v1/projects HTTP/1.1\r\n${host}Transfer-Encoding: gzip, chunked\r\nContent-Type: application/json\r\n\r\n2\r\n{}\r\n0\r\n\r\n`, 501],
   ];
   for (const [what, head, status] of cases) {
     const response = await rawExchange(head);
@@ -176,4 +178,21 @@ t.test('answers for a key are never stored by shared caches, and never sniffed',
     t.equal(res.headers.get('x-content-type-options'), 'nosniff');
   }
   t.equal((await server.get('/healthz')).headers.get('x-content-type-options'), 'nosniff');
+});
+
+t.test('a body in a content coding is refused (415), not misread', async (t) => {
+  const body = JSON.stringify({ code: 'CE', name: 'Coded', description: 'd' });
+  for (const coding of ['gzip', 'br']) {
+    const res = await server.post('/api/v1/projects', body, { ...k, headers: { ...json, 'content-encoding': coding } });
+    assertEnvelope(t, res, 415);
+    t.match(res.body.message, `Content-Encoding "${coding}"`);
+  }
+  t.equal((await server.post('/api/v1/projects', body, { ...k, headers: { ...json, 'content-encoding': 'identity' } })).status, 201, 'identity is no coding');
+});
+
+t.test('an API key sent as X-Request-Id is neither echoed nor logged as the id', async (t) => {
+  const res = await server.get('/api/v1/projects', { ...k, headers: { 'x-request-id': alice.key } });
+  t.equal(res.status, 200);
+  t.match(res.headers.get('x-request-id'), /^[0-9a-f-]{36}$/, 'a fresh id instead');
+  t.equal((await server.get('/api/v1/projects', { ...k, headers: { 'x-request-id': 'trace-42.a' } })).headers.get('x-request-id'), 'trace-42.a', 'a real id still follows the call');
 });

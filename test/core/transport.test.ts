@@ -236,3 +236,24 @@ t.test('/api/v1 responses carry no deprecation headers', async (t) => {
     t.equal(res.headers.get('link'), null, `status ${res.status}`);
   }
 });
+
+t.test('a connection that never finishes its TLS handshake is closed after the handshake timeout, not held for ever', async (t) => {
+  // A client that connects and sends nothing, and one that stops half-way through its
+  // ClientHello: each holds a descriptor until the server drops it (README, "Hostile input").
+  const { HANDSHAKE_TIMEOUT_MS } = await import('../../core/http/transport.ts');
+  const partialHello = Buffer.from('16030100c8010000c40303', 'hex');
+  const started = Date.now();
+  const closedAfter = (payload?: Buffer) =>
+    new Promise<number>((resolve) => {
+      const socket = net.connect(portOf(server), '127.0.0.1', () => payload && socket.write(payload));
+      socket.on('error', () => {});
+      socket.on('data', () => {});
+      socket.on('close', () => resolve(Date.now() - started));
+      setTimeout(() => socket.destroy(), HANDSHAKE_TIMEOUT_MS + 10_000).unref();
+    });
+  const [silent, partial] = await Promise.all([closedAfter(), closedAfter(partialHello)]);
+  for (const [name, ms] of [['silent', silent], ['partial ClientHello', partial]] as const) {
+    t.ok(ms >= HANDSHAKE_TIMEOUT_MS - 500 && ms < HANDSHAKE_TIMEOUT_MS + 5_000, `${name}: closed by the server after ${ms} ms`);
+  }
+  t.equal((await server.get('/healthz')).status, 200, 'and the server serves on');
+});
