@@ -257,3 +257,18 @@ t.test('a connection that never finishes its TLS handshake is closed after the h
   }
   t.equal((await server.get('/healthz')).status, 200, 'and the server serves on');
 });
+
+t.test('TLS: AEAD suites only; a client offering only a CBC-SHA1 suite gets no session', async (t) => {
+  const { connect } = await import('node:tls');
+  const handshake = (options: object) =>
+    new Promise<string>((resolve) => {
+      const socket = connect({ host: '127.0.0.1', port: portOf(server), rejectUnauthorized: false, servername: 'localhost', ...options }, () => {
+        resolve(socket.getCipher().name);
+        socket.end();
+      });
+      socket.on('error', (err: NodeJS.ErrnoException) => resolve(`refused: ${err.code ?? err.message}`));
+    });
+  t.match(await handshake({ maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-SHA:ECDHE-RSA-AES128-SHA' }), /^refused/, 'CBC-SHA1 over TLS 1.2: refused');
+  t.match(await handshake({ maxVersion: 'TLSv1.2' }), /GCM|CHACHA20/, 'TLS 1.2 negotiates an AEAD suite');
+  t.match(await handshake({}), /^TLS_AES|^TLS_CHACHA20/, 'TLS 1.3 as usual');
+});
