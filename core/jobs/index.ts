@@ -33,6 +33,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Orm } from '../db/orm.ts';
 import { Limiter } from './limiter.ts';
+import { isConnectionFailure } from '../db/errors.ts';
 import { Startup } from '../kernel/startup.ts';
 
 /**
@@ -199,7 +200,12 @@ export class JobQueue<S = unknown> {
       registerInstance: false,
       openTelemetry: { enabled: false },
     });
-    boss.on('error', (err) => options.log.error({ err }, 'job queue error'));
+    // A database going away (an outage, a restart, a stop) is the outage's news, logged as such
+    // elsewhere: a warning here, without the stack; anything else is an error.
+    boss.on('error', (err) => {
+      if (isConnectionFailure(err)) options.log.warn({ reason: err.message }, 'job queue: database unavailable; retrying');
+      else options.log.error({ err }, 'job queue error');
+    });
     this.#limiter = new Limiter(options.concurrency ?? DEFAULT_JOB_CONCURRENCY);
     this.#groupLimiters = new Map([...this.#groupLimits].map(([group, n]) => [group, new Limiter(Math.min(n, this.#limiter.limit))]));
     await boss.start();

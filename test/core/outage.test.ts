@@ -8,6 +8,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import pino from 'pino';
 import * as postgres from '../../app/db/postgres-cluster.ts';
 import { freePort } from '../../app/db/embedded.ts';
 import { startTestServer, type Response } from '../support/server.ts';
@@ -38,7 +39,10 @@ await admin.end();
 
 // Every plugin and the job workers run, as in production: none of their connections may take
 // the process down when the database goes away.
-const server = await startTestServer(t, { jobs: true, databaseUrl: `postgresql://labdata:${password}@127.0.0.1:${port}/outage` });
+// The log, to see what the outage is reported as.
+const logged: { level: number; msg: string }[] = [];
+const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+const server = await startTestServer(t, { jobs: true, logger, databaseUrl: `postgresql://labdata:${password}@127.0.0.1:${port}/outage` });
 const org = await server.organization();
 const alice = await server.member(org);
 const k = { key: alice.key };
@@ -105,4 +109,11 @@ t.test('PostgreSQL back: the same server answers again within 5 s', async (t) =>
   const rpc = await mcpCall(9);
   t.equal(rpc.status, 200);
   t.match(await rpc.json(), { id: 9, result: { structuredContent: { id: created.body.id } } }, 'and /mcp');
+});
+
+t.test('the job queue reports the outage as a warning, not as errors with stacks', async (t) => {
+  const queue = logged.filter((l) => /job queue/.test(l.msg));
+  t.ok(queue.length > 0, 'the job queue noticed the outage');
+  t.same(queue.filter((l) => l.level >= 50), [], 'none at error level');
+  t.ok(queue.every((l) => l.level === 40 && l.msg === 'job queue: database unavailable; retrying'), 'one warning line each');
 });
