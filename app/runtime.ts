@@ -8,7 +8,8 @@ import { assembleKernel, type Kernel } from '../core/kernel/kernel.ts';
 import { RecountUnsettled } from '../core/counters/index.ts';
 import { loadDeploymentPlugins } from './plugins.ts';
 import { sqlStateOf } from '../core/db/errors.ts';
-import { describeDatabaseUrl } from './startup.ts';
+import { databaseFailure, describeDatabaseUrl } from './startup.ts';
+import { PluginLoadError } from '../core/kernel/loader.ts';
 
 /** Everything the server and the admin CLI share: database, plugins, ORM, migrations applied. */
 export interface Runtime {
@@ -61,7 +62,18 @@ export interface RuntimeOptions {
   progress?: (step: string, done: number, total: number) => void;
 }
 
+/**
+ * Opens the runtime. A failure is a plugin's own (PluginLoadError, as is) or a database it cannot
+ * use: one line naming the setting to check (startup.ts `databaseFailure`), for the server and
+ * the CLI alike.
+ */
 export async function openRuntime(config: Config, log: Logger = createLogger(config), options: RuntimeOptions = {}): Promise<Runtime> {
+  return assemble(config, log, options).catch((err: unknown) => {
+    throw err instanceof PluginLoadError ? err : databaseFailure(err, config.databaseUrl);
+  });
+}
+
+async function assemble(config: Config, log: Logger, options: RuntimeOptions): Promise<Runtime> {
   // The composition: this process's plugin list, handed to the kernel.
   const kernel = assembleKernel(config, await loadDeploymentPlugins(config.plugins), log as unknown as FastifyBaseLogger);
   const embedded = !config.databaseUrl;

@@ -11,7 +11,7 @@ import { ensureCertificate } from './tls.ts';
 import { provisionDemo } from './cli/demo.ts';
 import { trackConnections } from './connections.ts';
 import { PluginLoadError } from '../core/kernel/loader.ts';
-import { StartupError, databaseFailure, ensureDataDir, firstLine, listenFailure } from './startup.ts';
+import { StartupError, ensureDataDir, firstLine, listenFailure } from './startup.ts';
 
 /**
  * The PEM files named by LABDATA_TLS_CERT / LABDATA_TLS_KEY, checked to be a certificate and its
@@ -55,12 +55,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   const needsDataDir = !config.databaseUrl || !config.tlsCertFile || !config.secretKey;
   if (needsDataDir) await ensureDataDir(config.dataDir);
   const tlsFiles = await tlsMaterial(config);
-  let runtime: Runtime;
-  try {
-    runtime = await openRuntime(config, log, { jobs: 'workers' });
-  } catch (err) {
-    throw err instanceof PluginLoadError ? err : databaseFailure(err, config.databaseUrl);
-  }
+  const runtime = await openRuntime(config, log, { jobs: 'workers' });
   // Migrations are in: from here on a database that stops answering makes 503s, not requests
   // that hang (test servers, which seed large data through this pool, set it where they test it).
   await limitQueryTime(runtime.orm);

@@ -58,7 +58,7 @@ export interface KeyRequest {
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/i;
 
 /** `value` as a date when it is an ISO date-time or date the calendar has (not Feb 30, not 24:00). */
-function isoDate(value: unknown): Date | undefined {
+function calendarDate(value: unknown): Date | undefined {
   if (typeof value !== 'string' || !ISO_DATE_TIME.test(value)) return undefined;
   try {
     return parseDateInput('expiresAt', value) ?? undefined;
@@ -76,7 +76,7 @@ export async function issueKey(em: EntityManager, req: KeyRequest, enterprise: b
   if (req.expiresAt !== undefined && req.days !== undefined) {
     throw new AdminError('give either days or expiresAt, not both');
   } else if (req.expiresAt !== undefined) {
-    const date = isoDate(req.expiresAt);
+    const date = calendarDate(req.expiresAt);
     if (!date) throw new AdminError(`expiresAt ${JSON.stringify(req.expiresAt)} is not an ISO date-time (such as 2031-03-07T12:00:00Z)`);
     expiresAt = date;
   } else {

@@ -22,19 +22,12 @@ function print(io: CliIo, value: unknown) {
 
 /** `jobs: 'queue'` for commands that migrate or may queue jobs (pg-boss); the others skip it. */
 async function withRuntime<T>(io: CliIo, fn: (runtime: Runtime) => Promise<T>, options: RuntimeOptions = { jobs: 'off' }): Promise<T> {
-  const [{ openRuntime }, { databaseFailure }, { PluginLoadError }] = await Promise.all([
-    import('../runtime.ts'),
-    import('../startup.ts'),
-    import('../../core/kernel/loader.ts'),
-  ]);
+  const { openRuntime } = await import('../runtime.ts');
   const config = loadConfig(io.env);
   let runtime: Runtime | undefined;
   const unhook = config.databaseUrl ? () => {} : await letGoOnSignal(() => runtime);
   try {
-    // The same one line as the server's for a database it cannot use, naming the setting to check.
-    runtime = await openRuntime(config, undefined, options).catch((err: unknown) => {
-      throw err instanceof PluginLoadError ? err : databaseFailure(err, config.databaseUrl);
-    });
+    runtime = await openRuntime(config, undefined, options);
     try {
       return await fn(runtime);
     } finally {

@@ -4,6 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { StartupError, ensureDataDir } from '../startup.ts';
+import { sqlStateOf } from '../../core/db/errors.ts';
 import { binariesFor, clusterAccount, clusterDirectory, initCluster, isAlive, prepareClusterDir, startCluster, stopPostmaster, type Account, type ClusterProcess } from './postgres-cluster.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -84,7 +85,12 @@ const USERS_LOCK = `hashtext('labdata embedded cluster users')`;
 /** How long a server that started the cluster waits on its way out for commands still using it. */
 const WAIT_FOR_USERS_MS = 10_000;
 
-/** This process's share of the cluster. */
+/** This process's share of the cluster on `port`, its database made first if need be. */
+async function shareOf(port: number, urlFor: (port: number, db: string) => string): Promise<pg.Client> {
+  await ensureDatabase(urlFor(port, 'postgres'));
+  return takeShare(urlFor(port, DB_NAME));
+}
+
 async function takeShare(url: string): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
   // The cluster stopping under an idle share is expected: there is nothing left to release.
@@ -114,7 +120,7 @@ async function lastOut(share: pg.Client, wait?: { ms: number; notice: () => void
     await share.query(`select pg_advisory_lock(${USERS_LOCK})`);
     return true;
   } catch (err) {
-    return (err as { code?: string }).code !== '55P03'; // lock_not_available: others stayed
+    return sqlStateOf(err) !== '55P03'; // lock_not_available: others stayed
   }
 }
 
@@ -203,8 +209,7 @@ export async function startEmbeddedDatabase(dataDir: string, log: (msg: string) 
     if (running) {
       let share: pg.Client;
       try {
-        await ensureDatabase(urlFor(running.port, 'postgres'));
-        share = await takeShare(urlFor(running.port, DB_NAME));
+        share = await shareOf(running.port, urlFor);
       } catch (err) {
         // Still starting (another process started it a moment ago), or stopping (its last user
         // left just as this one came): join it once up, or start it again once gone.
@@ -245,8 +250,7 @@ export async function startEmbeddedDatabase(dataDir: string, log: (msg: string) 
     letGo = () => cluster.stop();
     let share: pg.Client;
     try {
-      await ensureDatabase(urlFor(port, 'postgres'));
-      share = await takeShare(urlFor(port, DB_NAME));
+      share = await shareOf(port, urlFor);
     } catch (err) {
       await cluster.stop();
       throw err;

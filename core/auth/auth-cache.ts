@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
+import { abandonConnection } from '../db/pool-guard.ts';
 
 /**
  * What authentication needs to remember about a key between requests: the row `authenticate`
@@ -129,8 +130,7 @@ export class AuthCache {
 
   /** Ends a listener connection that stopped answering; its `end` handler reconnects. */
   #giveUp(client: pg.Client): void {
-    const socket = (client as unknown as { connection?: { stream?: { destroy(err?: Error): void } } }).connection?.stream;
-    socket?.destroy(new Error(`the auth listener got no answer within ${LISTENER_DEADLINE_MS / 1000} s`));
+    abandonConnection(client, `the auth listener got no answer within ${LISTENER_DEADLINE_MS / 1000} s`);
   }
 
   generation(): number {

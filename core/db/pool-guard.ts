@@ -49,8 +49,7 @@ export function guardPool(pool: EventEmitter): void {
       else if (before?.query !== query) seen.set(client, { query, since: now });
       else if (now - before.since > deadline.ms) {
         seen.delete(client);
-        const err = Object.assign(new Error(`the database did not answer within ${deadline.ms / 1000} s`), { code: 'ETIMEDOUT' });
-        client.connection?.stream?.destroy(err);
+        abandonConnection(client, `the database did not answer within ${deadline.ms / 1000} s`);
       }
     }
   }, SWEEP_MS).unref();
@@ -79,6 +78,15 @@ export function guardPool(pool: EventEmitter): void {
       once(new Error('the database connection ended while checked out'));
     });
   });
+}
+
+/**
+ * Ends a `pg` connection the database stopped answering on: its socket is destroyed with
+ * ETIMEDOUT, so what waits on it fails as "database unavailable" (core/db/errors.ts) and its
+ * `end` handlers run (a pool gives the slot back, a listener reconnects).
+ */
+export function abandonConnection(client: object, reason: string): void {
+  (client as PooledClient).connection?.stream?.destroy(Object.assign(new Error(reason), { code: 'ETIMEDOUT' }));
 }
 
 /** From now on, a query of `pool`'s unanswered for `ms` ends its connection (see `guardPool`). */
