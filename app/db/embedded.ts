@@ -130,6 +130,10 @@ async function ensureDatabase(adminUrl: string): Promise<void> {
   try {
     const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [DB_NAME]);
     if (!rowCount) await client.query(`create database ${DB_NAME}`);
+  } catch (err) {
+    // Processes starting together both see no database; the later create loses the race to a
+    // unique index (23505) or, if the first has committed, is a duplicate (42P04). Either way it is there.
+    if (!['23505', '42P04'].includes(sqlStateOf(err) ?? '')) throw err;
   } finally {
     await client.end();
   }
