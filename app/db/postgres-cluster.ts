@@ -252,8 +252,9 @@ export async function startCluster(bin: Binaries, dir: string, port: number, acc
       process.off('exit', killOnExit);
       const reason = output.split('\n').filter((l) => /FATAL|ERROR|could not/.test(l)).pop()?.replace(/^.*?(FATAL|ERROR):\s*/, '') ?? `exited with ${child.exitCode ?? child.signalCode}`;
       const err = new StartupError(`the embedded PostgreSQL did not start (${reason.trim()}): ${FIX}`);
-      // EEXIST: another process started a postmaster on this directory a moment ago (join it).
-      (err as NodeJS.ErrnoException).code = /could not bind|already in use/i.test(output) ? 'EADDRINUSE' : /lock file .* already exists/i.test(output) ? 'EEXIST' : undefined;
+      // EEXIST: another process started a postmaster on this directory a moment ago (join it);
+      // "is empty" when that one has created its lock file but not yet written its pid.
+      (err as NodeJS.ErrnoException).code = /could not bind|already in use/i.test(output) ? 'EADDRINUSE' : /lock file .* (already exists|is empty)/i.test(output) ? 'EEXIST' : undefined;
       reject(err);
     });
   });

@@ -24,7 +24,7 @@ async function heldRecount(t: Test, url: string) {
   await blocker.query('lock table assay in access exclusive mode');
   const recount = cli(['recount']);
   for (let waited = 0; ; waited += 50) {
-    const { rows } = await blocker.query(`select count(*)::int as n from pg_locks l join pg_class c on c.oid = l.relation where c.relname = 'assay' and not l.granted`);
+    const { rows } = await blocker.query(`select count(*)::int as n from pg_locks l join pg_class c on c.oid = l.relation where c.relname = 'assay' and not l.granted and l.database = (select oid from pg_database where datname = current_database())`);
     if (rows[0].n > 0) break;
     if (waited > 30_000) throw new Error('the recount never reached the assays');
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -50,7 +50,8 @@ t.test('a cached key is refused once its expiry passes, with nothing changed in 
   // the very next request on every instance". Nothing is updated here, so no NOTIFY clears the
   // cache: the cached entry itself must stop serving at its expiry.
   const m = await a.member(org);
-  const expiresAt = Date.now() + 3000;
+  // Long enough for the key's creation and two requests on a slow machine, before it expires.
+  const expiresAt = Date.now() + 5_000;
   const short = await a.key(m, { expiresAt: new Date(expiresAt).toISOString() });
   t.ok(await bothAnswer(short.key, 200), 'both instances cached the key');
   await new Promise((r) => setTimeout(r, expiresAt - Date.now() + 200));
@@ -72,7 +73,7 @@ t.test('with the listener connection gone, the database decides (and the cache c
   const m = await a.member(org);
   t.ok(await bothAnswer(m.key, 200));
   // Kill every LISTEN connection: the instances' caches must stop serving at once.
-  await a.sql(`select pg_terminate_backend(pid) from pg_stat_activity where query ilike 'listen %' or query = 'select 1' and pid <> pg_backend_pid() and datname = current_database()`);
+  await a.sql(`select pg_terminate_backend(pid) from pg_stat_activity where (query ilike 'listen %' or query = 'select 1') and pid <> pg_backend_pid() and datname = current_database()`);
   await a.sql('update api_key set revoked_at = now() where id = ?', [m.keyId]);
   t.ok(await bothAnswer(m.key, 401), 'revocation applies while the listener is down');
   const n = await a.member(org);

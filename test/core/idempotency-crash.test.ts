@@ -25,12 +25,12 @@ t.test('a create retried after its process died past the commit is a 409, never 
   const body = { code: 'CRASH-1', name: 'Crash', description: 'd' };
   const headers = { 'x-api-key': alice.key, 'content-type': 'application/json', 'idempotency-key': 'crash-1' };
   const first = fetch(`https://localhost:${killed.port}/api/v1/projects`, { method: 'POST', headers, body: JSON.stringify(body) }).catch(() => 'connection lost');
-  await server.waitFor(async () => (await server.sql(`select 1 from pg_stat_activity where query like 'update idempotency_key set status_code%' and wait_event = 'PgSleep'`)).length === 1, 20_000, 'the response store hangs');
+  await server.waitFor(async () => (await server.sql(`select 1 from pg_stat_activity where query like 'update idempotency_key set status_code%' and wait_event = 'PgSleep' and datname = current_database()`)).length === 1, 20_000, 'the response store hangs');
   t.same(await server.sql(`select count(*)::int as n from project where code = 'CRASH-1'`), [{ n: 1 }], 'the create committed');
   await stop(killed, 'SIGKILL');
   t.equal(await first, 'connection lost', 'the client never got its answer');
   // Its database session goes with it (PostgreSQL would finish the statement on its own).
-  await server.sql(`select pg_terminate_backend(pid) from pg_stat_activity where query like 'update idempotency_key set status_code%' and pid <> pg_backend_pid()`);
+  await server.sql(`select pg_terminate_backend(pid) from pg_stat_activity where query like 'update idempotency_key set status_code%' and pid <> pg_backend_pid() and datname = current_database()`);
   await server.sql('drop trigger hold_response on idempotency_key');
   // The retry comes once the claim is stale (its process is gone): time passes.
   await server.waitFor(async () => (await server.sql(`update idempotency_key set created_at = now() - interval '5 minutes', applied_at = now() - interval '5 minutes' where key = 'crash-1' returning 1`)).length === 1, 10_000, 'the claim row free');

@@ -108,7 +108,7 @@ t.test('duplicates of a create held up in its transaction poll without holding c
   await holder.query('select 1 from project where id = $1 for update', [project.body.id]);
   const send = () => server.post('/api/v1/studies', { projectId: project.body.id, name: 'Held' }, { key: alice.key, headers: { 'idempotency-key': 'held-1' } });
   const first = send();
-  await server.waitFor(async () => (await server.sql(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%project%'`)).length > 0, 10_000, 'the create to wait');
+  await server.waitFor(async () => (await server.sql(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like '%project%' and datname = current_database()`)).length > 0, 10_000, 'the create to wait');
   // More duplicates than the pool has connections (10).
   const duplicates = Array.from({ length: 12 }, send);
   await new Promise((r) => setTimeout(r, 300));

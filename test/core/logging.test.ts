@@ -16,12 +16,15 @@ const slow = definePlugin({
     ctx.read(defineRead({
       name: 'slow_outage', description: 'd', path: '/slow-outage', response: Type.Object({}), tool: false,
       run: async () => {
+        slowOutageEntered.resolve();
         await new Promise((r) => setTimeout(r, 300));
         throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
       },
     }));
   },
 });
+/** Settles when the slow read's handler runs: the client hangs up only then. */
+let slowOutageEntered = Promise.withResolvers<void>();
 // A create that writes outside db.writeTransaction: its Idempotency-Key claim is never marked.
 const unmarked = definePlugin({
   name: 'unmarked-create',
@@ -76,7 +79,8 @@ t.test('a client that hangs up mid-body is logged as a client mistake with its r
     await new Promise<void>((resolve, reject) => {
       const socket = tls.connect({ host: '127.0.0.1', port: Number(port), ca, servername: 'localhost' }, () => {
         socket.write(head);
-        setTimeout(() => socket.destroy(), 200);
+        // Authentication runs on the headers (the 401 below comes before the body): a second is ample.
+        setTimeout(() => socket.destroy(), 1_000);
       });
       socket.on('close', () => resolve());
       socket.on('error', reject);
@@ -94,12 +98,13 @@ t.test('a client that hangs up mid-body is logged as a client mistake with its r
 
   // A whole request, then a hang-up while the handler runs: the handler's failure is still its own.
   lines.length = 0;
+  slowOutageEntered = Promise.withResolvers<void>();
   const { port } = new URL(server.url);
   const ca = readFileSync(process.env.LABDATA_TEST_TLS_CERT!, 'utf8');
   await new Promise<void>((resolve, reject) => {
     const socket = tls.connect({ host: '127.0.0.1', port: Number(port), ca, servername: 'localhost' }, () => {
       socket.write(`GET /api/v1/slow-outage HTTP/1.1\r\nHost: localhost\r\nX-API-KEY: ${alice.key}\r\n\r\n`);
-      setTimeout(() => socket.destroy(), 100);
+      void slowOutageEntered.promise.then(() => socket.destroy());
     });
     socket.on('close', () => resolve());
     socket.on('error', reject);

@@ -24,7 +24,15 @@ export function spawnServe(t: Tap, env: Record<string, string | undefined>) {
   let err = '';
   proc.stdout!.on('data', (chunk) => (out += chunk));
   proc.stderr!.on('data', (chunk) => (err += chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.once('exit', (code, signal) => {
+      // Its last lines may still be in the pipes: wait for them to close (briefly, in case a
+      // process it started holds them).
+      const done = () => resolve({ code, signal });
+      const timer = setTimeout(done, 2_000);
+      proc.once('close', () => (clearTimeout(timer), done()));
+    }),
+  );
   t.teardown(async () => {
     if (proc.exitCode === null && proc.signalCode === null) {
       proc.kill('SIGTERM');

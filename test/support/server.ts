@@ -189,6 +189,24 @@ export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({ LABDATA_DATA_DIR: '/nonexistent-test-data-dir', LABDATA_SECRET_KEY: TEST_SECRET_KEY, LABDATA_RATE_LIMIT_PER_MINUTE: '0', ...env });
 }
 
+/** A clone of a database migrated once per run for this kernel's migrations (test/support/db.ts). */
+function migratedFor(t: Teardown, kernel: Kernel): Promise<string> {
+  const migrations = kernel.migrations.map((m) => m.name).join('\n');
+  return createMigratedDatabase(t, migrations, async (url) => {
+    const builder = await createOrm({ url, entities: kernel.entities, migrations: kernel.migrations });
+    try {
+      await migrate(builder);
+    } finally {
+      await builder.close(true);
+    }
+  });
+}
+
+/** A database already migrated for the deployment with these plugins; dropped in teardown. */
+export async function migratedDatabase(t: Teardown, plugins: string[]): Promise<string> {
+  return migratedFor(t, assembleKernel(testConfig(), await loadPlugins(plugins), silent));
+}
+
 /** Starts a server for one test file; everything is closed and dropped in teardown. */
 export async function startTestServer(t: Teardown, opts: TestServerOptions = {}): Promise<TestServer> {
   // One teardown, in order: stop serving, close the pool, then drop the database and data dir.
@@ -202,18 +220,7 @@ export async function startTestServer(t: Teardown, opts: TestServerOptions = {})
   const config = testConfig({ LABDATA_DATA_DIR: dataDir, ...opts.env });
   const plugins = await loadPlugins(opts.plugins ?? config.plugins);
   const kernel = assembleKernel(config, [...plugins, ...(opts.extraPlugins ?? [])], silent);
-  // A clone of a database migrated once per run for this set of migrations (test/support/db.ts).
-  const migrations = kernel.migrations.map((m) => m.name).join('\n');
-  const databaseUrl =
-    opts.databaseUrl ??
-    (await createMigratedDatabase({ teardown: (fn) => cleanups.push(fn) }, migrations, async (url) => {
-      const builder = await createOrm({ url, entities: kernel.entities, migrations: kernel.migrations });
-      try {
-        await migrate(builder);
-      } finally {
-        await builder.close(true);
-      }
-    }));
+  const databaseUrl = opts.databaseUrl ?? (await migratedFor({ teardown: (fn) => cleanups.push(fn) }, kernel));
   const orm = await createOrm({ url: databaseUrl, entities: kernel.entities, migrations: kernel.migrations });
   cleanups.push(() => orm.close(true));
   await migrate(orm);
