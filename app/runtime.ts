@@ -1,4 +1,3 @@
-import pg from 'pg';
 import pino, { type Logger } from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../core/config.ts';
@@ -7,7 +6,7 @@ import { createOrm, migrate, type Orm } from '../core/db/orm.ts';
 import { assembleKernel, type Kernel } from '../core/kernel/kernel.ts';
 import { RecountUnsettled } from '../core/counters/index.ts';
 import { loadDeploymentPlugins } from './plugins.ts';
-import { sqlStateOf } from '../core/db/errors.ts';
+import { createDatabaseIfMissing } from './db/create-database.ts';
 import { databaseFailure, describeDatabaseUrl } from './startup.ts';
 import { PluginLoadError } from '../core/kernel/loader.ts';
 
@@ -34,20 +33,13 @@ async function startEmbedded(config: Config, log: Logger, server: boolean): Prom
 }
 
 /**
- * MikroORM's migrator creates a database that does not exist (the account needs CREATEDB): handy
- * on a fresh server, silent on a misspelt name, so the operator is told which one it made.
+ * A database that does not exist is created (the account needs CREATEDB): handy on a fresh
+ * server, silent on a misspelt name, so the operator is told which one it made.
  */
-async function warnIfCreating(url: string, log: Logger): Promise<void> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-  } catch (err) {
-    if (sqlStateOf(err) === '3D000') log.warn(`database ${describeDatabaseUrl(url)} does not exist: creating it (check LABDATA_DATABASE_URL if that name is a mistake)`);
-    // Anything else is reported by the ORM's own connection attempt, with its cause.
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+async function createIfMissing(url: string, log: Logger): Promise<void> {
+  await createDatabaseIfMissing(url, () =>
+    log.warn(`database ${describeDatabaseUrl(url)} does not exist: creating it (check LABDATA_DATABASE_URL if that name is a mistake)`),
+  ).catch(() => undefined); // the ORM's own connection attempt reports any failure, with its cause
 }
 
 export interface RuntimeOptions {
@@ -80,7 +72,7 @@ async function assemble(config: Config, log: Logger, options: RuntimeOptions): P
   const db = embedded ? await startEmbedded(config, log, options.jobs === 'workers') : { url: config.databaseUrl!, stop: async () => {} };
   let orm: Orm;
   try {
-    if (!embedded) await warnIfCreating(db.url, log);
+    if (!embedded) await createIfMissing(db.url, log);
     orm = await createOrm({ url: db.url, entities: kernel.entities, migrations: kernel.migrations });
     const applied = await migrate(orm, options.progress);
     if (applied.length) log.info({ migrations: applied }, 'migrations applied');

@@ -1,6 +1,6 @@
 // Self-signed TLS material for local HTTPS: generated once per data directory and reused,
 // so a restarted server keeps the certificate clients may already trust.
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 
@@ -57,7 +57,24 @@ export async function ensureCertificate(dataDir: string): Promise<Certificate> {
   if (existing) return existing;
 
   const fresh = await generateSelfSignedCertificate();
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  // Written aside, then renamed into place in one step: of servers starting together on a fresh
+  // data dir, the first rename wins and the others serve its pair (a directory is not renamed
+  // over one that holds files).
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const aside = await mkdtemp(join(dataDir, '.tls-'));
+  try {
+    await writeFile(join(aside, 'key.pem'), fresh.key, { mode: 0o600 });
+    await writeFile(join(aside, 'cert.pem'), fresh.cert, { mode: 0o644 });
+    await rename(aside, dir);
+    return fresh;
+  } catch (err) {
+    if (!['ENOTEMPTY', 'EEXIST'].includes((err as NodeJS.ErrnoException).code ?? '')) throw err;
+  } finally {
+    await rm(aside, { recursive: true, force: true });
+  }
+  const theirs = await readPair(certPath, keyPath);
+  if (theirs) return theirs;
+  // Half a pair (a start interrupted between the two files by an older version): replace it.
   // Key first: a cert.pem without its key would be useless on the next start.
   await writeFile(keyPath, fresh.key, { mode: 0o600 });
   await chmod(keyPath, 0o600); // mode is ignored when the file already existed

@@ -10,10 +10,12 @@ import { applyBootstrap } from './bootstrap.ts';
  * already has an organization.
  */
 export async function provisionDemo(runtime: Runtime) {
-  const em = runtime.orm.em.fork();
-  const [{ n }] = await em.execute<{ n: string }[]>('select count(*) as n from organization');
-  if (Number(n) > 0 || !runtime.config.enterprise) return undefined;
-  return em.transactional(async (tx) => {
+  if (!runtime.config.enterprise) return undefined;
+  return runtime.orm.em.fork().transactional(async (tx) => {
+    // Servers starting together on a fresh database: one provisions, the others then see its organization.
+    await tx.execute(`select pg_advisory_xact_lock(hashtext('labdata demo'))`);
+    const [{ n }] = await tx.execute<{ n: string }[]>('select count(*) as n from organization');
+    if (Number(n) > 0) return undefined;
     const org = createOrganization(tx, 'Demo Lab');
     const user = await createUser(tx, 'admin@demo.lab', 'Demo Admin');
     addMembership(tx, { organizationId: org.id, userId: user.id, roles: ['ORGANIZATION_ADMIN'], status: 'ACTIVE' });

@@ -5,6 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { StartupError, ensureDataDir } from '../startup.ts';
 import { sqlStateOf } from '../../core/db/errors.ts';
+import { createDatabaseIfMissing } from './create-database.ts';
 import { binariesFor, clusterAccount, clusterDirectory, initCluster, isAlive, prepareClusterDir, startCluster, stopPostmaster, type Account, type ClusterProcess } from './postgres-cluster.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -87,7 +88,7 @@ const WAIT_FOR_USERS_MS = 10_000;
 
 /** This process's share of the cluster on `port`, its database made first if need be. */
 async function shareOf(port: number, urlFor: (port: number, db: string) => string): Promise<pg.Client> {
-  await ensureDatabase(urlFor(port, 'postgres'));
+  await createDatabaseIfMissing(urlFor(port, DB_NAME));
   return takeShare(urlFor(port, DB_NAME));
 }
 
@@ -121,21 +122,6 @@ async function lastOut(share: pg.Client, wait?: { ms: number; notice: () => void
     return true;
   } catch (err) {
     return sqlStateOf(err) !== '55P03'; // lock_not_available: others stayed
-  }
-}
-
-async function ensureDatabase(adminUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [DB_NAME]);
-    if (!rowCount) await client.query(`create database ${DB_NAME}`);
-  } catch (err) {
-    // Processes starting together both see no database; the later create loses the race to a
-    // unique index (23505) or, if the first has committed, is a duplicate (42P04). Either way it is there.
-    if (!['23505', '42P04'].includes(sqlStateOf(err) ?? '')) throw err;
-  } finally {
-    await client.end();
   }
 }
 
@@ -204,7 +190,7 @@ export async function startEmbeddedDatabase(dataDir: string, log: (msg: string) 
   const urlFor = (port: number, db: string) => `postgresql://${DB_USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${db}`;
   // As root, PostgreSQL runs as the `postgres` account: its files and binaries must be reachable by it.
   const account = await clusterAccount();
-  const pgDir = await clusterDirectory(path.join(dataDir, 'pg'), account, log);
+  const pgDir = await clusterDirectory(path.join(dataDir, 'pg'), password, account, log);
   const bin = await binariesFor(account, log);
 
   const deadline = Date.now() + 30_000;
