@@ -115,16 +115,18 @@ export async function binariesFor(account: Account | undefined, log: (msg: strin
 /**
  * The directory the cluster lives in. Normally `pgDir` itself; as root, when the `postgres`
  * account cannot reach it (a private parent directory), a directory under SYSTEM_DIR that
- * `pgDir` then links to, so the next start (and the admin CLI) finds it again.
+ * `pgDir` then links to, so the next start (and the admin CLI) finds it again. That directory
+ * is named after `pgDir` and `secret` (the data dir's cluster password): a data dir removed and
+ * made again at the same path gets a cluster of its own, not the old one it has no password for.
  */
-export async function clusterDirectory(pgDir: string, account: Account | undefined, log: (msg: string) => void): Promise<string> {
+export async function clusterDirectory(pgDir: string, secret: string, account: Account | undefined, log: (msg: string) => void): Promise<string> {
   const link = await fs.lstat(pgDir).catch(() => undefined);
   if (link?.isSymbolicLink()) return fs.realpath(pgDir).catch(() => fs.readlink(pgDir));
   if (!account || reachable(path.dirname(pgDir), account)) return pgDir;
   if (link && existsSync(path.join(pgDir, 'PG_VERSION'))) {
     throw new StartupError(`the "${account.name}" account that runs PostgreSQL cannot reach ${pgDir} (a parent directory is private): make the parents searchable (chmod o+x) or ${FIX}`);
   }
-  const id = createHash('sha256').update(path.resolve(pgDir)).digest('hex').slice(0, 16);
+  const id = createHash('sha256').update(`${path.resolve(pgDir)}\0${secret}`).digest('hex').slice(0, 16);
   const target = path.join(SYSTEM_DIR, 'clusters', id, 'pg');
   log(`the "${account.name}" account cannot reach ${pgDir}: the embedded cluster lives in ${target} (linked from there)`);
   try {

@@ -3,6 +3,7 @@ import { cpSync, lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import pg from 'pg';
 import { dataDir, get, isRunning, postmasterPid, serve, stop, stopLeftCluster } from '../support/serve-process.ts';
 
 // Issue 11, points 7 and 8: `npm start` as root from a private directory (a clone in /root/work,
@@ -45,6 +46,31 @@ t.test('start as root from a private (0700) directory: works, and no secret is r
     t.ok(lstatSync(join(dir, 'pg')).isSymbolicLink(), 'as root, the cluster lives where its account can reach it, linked from the data dir');
   }
   t.same(await stop(served), { code: 0, signal: null });
+});
+
+t.test('a private data dir removed and made again at the same path gets a working cluster of its own', async (t) => {
+  // `rm -rf .data` to start afresh: as root the old cluster lives on elsewhere (it was relocated),
+  // with the removed data dir's password; the new data dir must not be handed that one.
+  const { startEmbeddedDatabase } = await import('../../app/db/embedded.ts');
+  const dir = join(dataDir(t, 0o700), '.data');
+  const use = async () => {
+    const db = await startEmbeddedDatabase(dir, () => {});
+    try {
+      const client = new pg.Client({ connectionString: db.url });
+      await client.connect();
+      await client.end();
+    } finally {
+      await db.stop();
+    }
+    return lstatSync(join(dir, 'pg')).isSymbolicLink() ? readlinkSync(join(dir, 'pg')) : undefined;
+  };
+  const first = await use();
+  t.teardown(() => first && rmSync(dirname(first), { recursive: true, force: true }));
+  rmSync(dir, { recursive: true, force: true });
+  const second = await use();
+  t.teardown(() => removeRelocatedCluster(dir));
+  if (process.getuid?.() === 0) t.not(second, first, 'as root: a cluster of its own, elsewhere');
+  else t.equal(second, undefined, 'not root: in the data dir itself');
 });
 
 /** Files and directories under `dir` (following the cluster link: its files count too). */
