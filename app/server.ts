@@ -12,6 +12,7 @@ import { provisionDemo } from './cli/demo.ts';
 import { trackConnections } from './connections.ts';
 import { PluginLoadError } from '../core/kernel/loader.ts';
 import { StartupError, ensureDataDir, firstLine, listenFailure } from './startup.ts';
+import { takeEarlySignals } from './early-signals.ts';
 
 /**
  * The PEM files named by LABDATA_TLS_CERT / LABDATA_TLS_KEY, checked to be a certificate and its
@@ -143,6 +144,8 @@ export async function serve(config: Config): Promise<void> {
   const onSignal = (signal: NodeJS.Signals) => shutdown(signal);
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // Asked while the modules loaded (bin/labdata.js kept them): the same request, a moment earlier.
+  for (const signal of takeEarlySignals()) shutdown(signal);
   let server: RunningServer;
   try {
     server = await startServer(config);

@@ -12,6 +12,19 @@ if (major < 22 || (major === 22 && minor < 17)) {
   process.exit(2);
 }
 if (process.features.typescript) {
+  if (process.argv[2] === 'serve') {
+    // Loading the modules takes a second or more: a stop requested meanwhile is kept, not
+    // fatal, and the server honours it once started, as any stop during start-up (it takes
+    // them through app/early-signals.ts once its own handlers are in place). A command's
+    // signal while it loads ends it, as before: it has done nothing yet.
+    const early = [];
+    const keep = (signal) => early.push(signal);
+    process.on('SIGINT', keep).on('SIGTERM', keep);
+    process[Symbol.for('labdata.earlySignals')] = () => {
+      process.off('SIGINT', keep).off('SIGTERM', keep);
+      return early;
+    };
+  }
   // Compiled code is cached on disk (os.tmpdir()/node-compile-cache, or NODE_COMPILE_CACHE):
   // a CLI run or a restart then starts in about half the CPU time.
   module.enableCompileCache?.();

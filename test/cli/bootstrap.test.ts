@@ -185,3 +185,27 @@ t.test('with LABDATA_ENTERPRISE=false a file with keys is refused and changes no
   assertRejected(t, await cli(['bootstrap', await tempFile(content)], { LABDATA_ENTERPRISE: 'false' }), /apiKeys "k".*no API key can be created/);
   t.same(await counts(), before);
 });
+
+t.test('a user another process creates between the check and the insert: exit 2 with a reason, nothing written', async (t) => {
+  // Concurrent runs of one file (an orchestrator retrying): the loser's unique violation is the
+  // "already exists" its own check would have given a moment later, not an unexpected error.
+  const content = { organizations: [{ ref: 'race', name: 'Race Org' }], users: [{ ref: 'r', email: 'race@acme.test', memberships: [{ organization: 'race' }] }] };
+  const file = await tempFile(content);
+  const before = await counts();
+  let run!: Promise<CliResult>;
+  let settled = false;
+  // The other process's user is inserted, not yet committed: the bootstrap's check misses it,
+  // its insert waits on the unique index, and fails once the other commits.
+  await server.orm.em.fork().transactional(async (tx) => {
+    await tx.execute(`insert into app_user (id, email, display_name) values (gen_random_uuid(), 'race@acme.test', 'Other')`);
+    run = cli(['bootstrap', file]).finally(() => (settled = true));
+    const waiting = `select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
+    await server.waitFor(async () => settled || (await server.sql(waiting)).length > 0, 30_000, 'the bootstrap to wait on the unique index');
+  });
+  const res = await run;
+  t.equal(res.code, 2, 'bad input, as the check says it');
+  t.equal(res.stdout, '');
+  t.match(res.reasons, [/created at the same moment by another process; nothing was changed/]);
+  t.notMatch(res.stderr, /unexpected error/);
+  t.same(await counts(), { ...before, app_user: before.app_user + 1 }, 'only the other process\'s user');
+});
