@@ -1,6 +1,7 @@
 import { Type, type SchemaOptions, type TSchema } from '@sinclair/typebox';
 import { ValidationError } from './errors.ts';
 import { LOWERCASE } from './http/validation.ts';
+import { DATE_INPUT_PATTERN } from './http/envelope.ts';
 
 /** Shared wire schemas; plugins build theirs from these so the rules read the same everywhere. */
 /** An id: any UUID is accepted and read in its canonical lowercase form (spec, "Identifiers"). */
@@ -14,7 +15,7 @@ export const Timestamp = (options: SchemaOptions = {}) => Type.String({ format: 
 /** Date input: date-only (`YYYY-MM-DD`) or date-time with offset (spec, "Common conventions"). */
 export const DateInput = (options: SchemaOptions = {}) =>
   Type.String({
-    pattern: '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2}))?$',
+    pattern: DATE_INPUT_PATTERN,
     description: 'YYYY-MM-DD or an ISO 8601 date-time with offset',
     ...options,
   });

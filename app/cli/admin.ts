@@ -71,7 +71,7 @@ function calendarDate(value: unknown): Date | undefined {
 export async function issueKey(em: EntityManager, req: KeyRequest, enterprise: boolean): Promise<CreatedKey> {
   if (!enterprise) throw new AdminError('no API key can be created: this deployment is not on the Enterprise tier (LABDATA_ENTERPRISE=false)');
   if (!req.name || typeof req.name !== 'string' || !req.name.trim()) throw new AdminError('key name must not be blank');
-  if (req.name.length > KEY_NAME_MAX) throw new AdminError(`key name must be at most ${KEY_NAME_MAX} characters`);
+  if ([...req.name].length > KEY_NAME_MAX) throw new AdminError(`key name must be at most ${KEY_NAME_MAX} characters`);
   let expiresAt: Date;
   if (req.expiresAt !== undefined && req.days !== undefined) {
     throw new AdminError('give either days or expiresAt, not both');

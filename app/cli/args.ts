@@ -83,7 +83,7 @@ export function parseCommand(cmd: Command, args: string[]): { values: OptionValu
   for (const [name, o] of Object.entries(cmd.options ?? {})) options[name] = { type: o.type, ...(o.short ? { short: o.short } : {}) };
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args, options, allowPositionals: true, strict: true, tokens: true });
   } catch (err) {
     const { code, message } = err as { code?: string; message: string };
     const option = /'(-[^']*)'/.exec(message)?.[1];
@@ -94,6 +94,13 @@ export function parseCommand(cmd: Command, args: string[]): { values: OptionValu
       throw new UsageError(`${cmd.name}: option "${option.split(' ')[0]}" needs a value (see labdata ${cmd.name} --help)`);
     }
     throw new UsageError(`${cmd.name}: ${message.split('\n')[0]}`);
+  }
+  // parseArgs keeps the last of a repeated option: `--days 7 --days 30` is a mistake to name.
+  const given = new Set<string>();
+  for (const token of parsed.tokens ?? []) {
+    if (token.kind !== 'option') continue;
+    if (given.has(token.name)) throw new UsageError(`${cmd.name}: --${token.name} is given more than once`);
+    given.add(token.name);
   }
   const values = parsed.values as OptionValues;
   for (const [name, o] of Object.entries(cmd.options ?? {})) {

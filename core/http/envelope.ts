@@ -57,6 +57,9 @@ interface AjvIssue {
   message?: string;
 }
 
+/** The pattern of date inputs (core/schemas.ts `DateInput`): a failure is said in words, not as a regex. */
+export const DATE_INPUT_PATTERN = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2}))?$';
+
 /** Turns the schema validator's output into `{field, message}` items. */
 export function fieldErrors(issues: AjvIssue[], context: string | undefined): FieldError[] {
   const out: FieldError[] = [];
@@ -70,6 +73,7 @@ export function fieldErrors(issues: AjvIssue[], context: string | undefined): Fi
     let message = issue.message ?? 'is invalid';
     // `pattern: '\S'` is how schemas say "must not be blank" (see core/schemas.ts).
     if (issue.keyword === 'pattern' && issue.params.pattern === '\\S') message = 'must not be blank';
+    if (issue.keyword === 'pattern' && issue.params.pattern === DATE_INPUT_PATTERN) message = 'must be a date (YYYY-MM-DD) or an ISO 8601 date-time with offset (YYYY-MM-DDThh:mm:ssZ)';
     if (issue.keyword === 'required') message = 'is required';
     if (issue.keyword === 'additionalProperties') message = 'is not a known field';
     if (issue.keyword === 'format' && issue.params.format === 'uuid') message = 'must be a UUID';

@@ -4,7 +4,7 @@ import { schemas, type Static, Type } from '../../core/public.ts';
 export const ProjectElnB = Type.Object(
   {
     integrationId: schemas.Uuid({ description: 'An organization integration of type ELN_B' }),
-    projectId: Type.Integer({ minimum: 1, description: 'The number of an existing ELN B project (container); nothing is created there' }),
+    projectId: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The number of an existing ELN B project (container); nothing is created there' }),
   },
   { description: "Links an existing ELN B project container as the project's notebook container (create only)" },
 );

@@ -82,6 +82,8 @@ t.test('unknown verbs, actions and options exit 2 with one line', async (t) => {
     [['keys', 'list', '--user'], /^labdata: keys list: option "--user" needs a value/],
     [['keys', 'create', '--user', 'u', '--organization', 'o', '--name', 'n', '--days', '7', '--color', 'red'], /^labdata: keys create: unknown option "--color"/],
     [['bootstrap', 'a.json', 'b.json'], /^labdata: bootstrap: unexpected argument "b.json"/],
+    // parseArgs would keep the last: the arguments are parsed strictly (README "Admin CLI").
+    [['keys', 'create', '--user', 'u', '--organization', 'o', '--name', 'n', '--days', '7', '--days', '30'], /^labdata: keys create: --days is given more than once/],
     [['--version', 'x'], /^labdata: --version takes no arguments/],
   ];
   const results = await Promise.all(cases.map(([args]) => inProcess(args)));

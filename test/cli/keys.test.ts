@@ -22,7 +22,12 @@ function assertRejected(t: Pick<Root, 'not' | 'equal' | 'match'>, res: CliResult
 }
 
 const keyCount = async () => Number((await server.sql<{ n: string }>('select count(*) as n from api_key'))[0].n);
-const createArgs = (extra: string[] = [], m = alice) => ['keys', 'create', '--user', m.userId, '--organization', m.organizationId, '--name', 'laptop', '--days', '30', ...extra];
+/** `keys create` for `m`, named laptop, 30 days; `change` pairs (e.g. ['--days', '5']) replace those. */
+const createArgs = (change: string[] = [], m = alice) => {
+  const options: Record<string, string> = { '--user': m.userId, '--organization': m.organizationId, '--name': 'laptop', '--days': '30' };
+  for (let i = 0; i < change.length; i += 2) options[change[i]] = change[i + 1];
+  return ['keys', 'create', ...Object.entries(options).flat()];
+};
 
 t.test('keys create prints the id and the key once; the key works', async (t) => {
   for (const days of [7, 30, 90, 365]) {
@@ -47,6 +52,7 @@ t.test('keys create refuses bad input with one line and creates nothing', async 
   assertRejected(t, await cli(createArgs(['--days', '5'])), /days must be one of 7, 30, 90, 365/);
   for (const days of ['0x7', '7.0', ' 30', '30 ']) assertRejected(t, await cli(createArgs(['--days', days])), /days must be one of 7, 30, 90, 365/);
   assertRejected(t, await cli(createArgs(['--name', 'x'.repeat(65)])), /at most 64 characters/);
+  assertRejected(t, await cli(createArgs(['--name', '🧪'.repeat(65)])), /at most 64 characters/);
   assertRejected(t, await cli(createArgs(['--name', '   '])), /name must not be blank/);
   assertRejected(t, await cli(['keys', 'create', '--user', alice.userId, '--organization', other, '--name', 'x', '--days', '7']), new RegExp(`${alice.userId}.*not a member.*${other}`));
   assertRejected(t, await cli(['keys', 'create', '--user', alice.userId, '--organization', org, '--days', '7']), /--name is required/);

@@ -62,6 +62,8 @@ t.test('project link validation: missing container, wrong or foreign integration
     ['another organization', { integrationId: integrations.theirs, projectId: v.container }, 404, new RegExp(integrations.theirs)],
     ['a string project id', { integrationId: v.integrationId, projectId: String(v.container) }, 400, /elnB\.projectId/],
     ['a fractional project id', { integrationId: v.integrationId, projectId: 1.5 }, 400, /elnB\.projectId/],
+    // JSON numbers past 2^53 are read rounded (…993 as …992, i.e. 2^53): the container named would not be the one meant.
+    ['a project id past 2^53', { integrationId: v.integrationId, projectId: 2 ** 53 }, 400, /elnB\.projectId/],
   ];
   for (const [what, elnB, status, message] of cases) {
     const res = await createProject(alice, { elnB });

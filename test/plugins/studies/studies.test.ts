@@ -28,6 +28,8 @@ t.test('create: projectId required, contributor on the parent project, startDate
   const badDate = await server.post('/api/v1/studies', { projectId: p.id, name: 'S', startDate: '2024-02-30' }, { key: alice.key });
   t.equal(badDate.status, 400);
   t.equal(badDate.body.errors[0].field, 'startDate');
+  const notADate = await server.post('/api/v1/studies', { projectId: p.id, name: 'S', startDate: 'May 1st' }, { key: alice.key });
+  t.same(notADate.body.errors, [{ field: 'startDate', message: 'must be a date (YYYY-MM-DD) or an ISO 8601 date-time with offset (YYYY-MM-DDThh:mm:ssZ)' }], 'said in words, not as a regex');
   for (const startDate of ['2024-01-01T24:00:00Z', '2024-01-01T23:60Z', '2024-01-01T23:59:60+02:00']) {
     const badTime = await server.post('/api/v1/studies', { projectId: p.id, name: 'S', startDate }, { key: alice.key });
     t.same([badTime.status, badTime.body.errors], [400, [{ field: 'startDate', message: 'is not a valid date' }]], `startDate ${startDate}`);
