@@ -88,7 +88,7 @@ export class CounterService {
    * for it (it locks no row they write); on counters without drift it is one pass that adds
    * nothing. Recounts take turns (a self-conflicting table lock, taken before the snapshot).
    */
-  async recount(em: EntityManager, progress: Progress = () => {}): Promise<{ statements: number; passes: number }> {
+  async recount(em: EntityManager, progress: Progress = () => {}): Promise<{ statements: number; passes: number; corrected: number }> {
     const repairs = this.#sources.flatMap((s) => (s.repairs ?? []).map((text, i) => ({ name: `${s.plugin} repair ${i + 1}`, text })));
     const counts = this.#sources.flatMap((s) => s.statements.map((text, i) => ({ name: `${s.plugin} ${i + 1}`, text })));
     const derived = this.#sources.flatMap((s) => (s.derived ?? []).map((text, i) => ({ name: `${s.plugin} derived ${i + 1}`, text })));
@@ -104,6 +104,7 @@ export class CounterService {
       while ((await writeTransaction(em, batch, { attempts: RECOUNT_ATTEMPTS })) > 0);
     }
     let pass = 0;
+    let fixed = 0; // counter rows that differed, over all passes: what the operator asks "was it needed?"
     for (let corrected = -1; corrected !== 0; ) {
       if (++pass > RECOUNT_PASSES) throw new RecountUnsettled(RECOUNT_PASSES);
       if (pass > 1) total += passSteps;
@@ -139,9 +140,10 @@ export class CounterService {
         }
         return rows;
       }, { attempts: RECOUNT_ATTEMPTS, isolationLevel: IsolationLevel.REPEATABLE_READ });
+      fixed += corrected;
     }
     progress('done', total, total);
-    return { statements: repairs.length + statements.length, passes: pass };
+    return { statements: repairs.length + statements.length, passes: pass, corrected: fixed };
   }
 }
 

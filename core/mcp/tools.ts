@@ -1,25 +1,32 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import type { Ajv } from 'ajv';
 import type { PagedRead, ReadDefinition } from '../kernel/operations.ts';
 import { maxPageSize, readResponseSchema } from '../http/operations.ts';
 import { MAX_TOOL_PAGE_SIZE, toolPageSchema } from '../pagination/index.ts';
 import { lazily } from '../lazily.ts';
 import { ajvWith, compileOnce, compileSerializer } from '../http/validation.ts';
+import { fieldErrors } from '../http/envelope.ts';
+
+/** A tool's arguments checked: the valid ones, or the failures worded as REST words them. */
+export type ArgumentCheck = { valid: true; data: Record<string, unknown> } | { valid: false; errorMessage: string };
 
 /** Tool argument validators, compiled once per process like the routes' (compileOnce). */
-let ajv: AjvJsonSchemaValidator | undefined;
+let ajv: Ajv | undefined;
 // As the SDK's own Ajv (no defaults filled in, no coercion), plus the kernel's `x-lowercase` ids.
-const argumentValidators = compileOnce((schema) =>
-  (ajv ??= new AjvJsonSchemaValidator(ajvWith({ useDefaults: false, removeAdditional: false, validateSchema: false }))).getValidator(schema as never),
-);
+const argumentValidators = compileOnce((schema) => {
+  const validate = (ajv ??= ajvWith({ useDefaults: false, removeAdditional: false, validateSchema: false })).compile(schema);
+  return (args: unknown): ArgumentCheck =>
+    validate(args)
+      ? { valid: true, data: args as Record<string, unknown> }
+      : { valid: false, errorMessage: fieldErrors(validate.errors ?? [], 'arguments').map((e) => `${e.field}: ${e.message}`).join('; ') };
+});
 
 /** One MCP tool, built once at start-up from a read definition. */
 export interface ToolEntry {
   tool: Tool;
   read: ReadDefinition;
-  validate: JsonSchemaValidator<Record<string, unknown>>;
+  validate: (args: unknown) => ArgumentCheck;
   /** The REST route's serializer (same schema), so structuredContent equals the REST body. */
   serialize: (value: unknown) => string;
   /** The read's input from validated arguments: declared properties only, with their defaults. */
@@ -104,7 +111,7 @@ export function buildTools(reads: ReadDefinition[]): Map<string, ToolEntry> {
         outputSchema: plain(output) as unknown as Tool['outputSchema'],
         annotations: { readOnlyHint: true, openWorldHint: false },
       },
-      validate: lazily(() => argumentValidators(input) as JsonSchemaValidator<Record<string, unknown>>),
+      validate: lazily(() => argumentValidators(input)),
       serialize: lazily(() => compileSerializer(output)),
       input: inputPicker(input, lists),
     });

@@ -110,6 +110,7 @@ t.test('recount repairs totals after a load that bypassed the triggers; a second
   t.ok(total > res.json.statements + 1, `${total} steps`);
   t.match(lines[0], /^recount 0\/\d+ /, 'progress starts at 0');
   t.equal(res.json.passes, 2, 'one pass corrects, a second finds nothing left');
+  t.ok(res.json.corrected > 0, `it says it corrected counters (${res.json.corrected})`);
   t.ok(lines.includes(`recount ${total - 1}/${total} correct grant_count`), 'and corrects each counter table, the last before done');
   t.equal(lines.at(-1), `recount ${total}/${total} done`);
   t.equal(lines.length, total + 1, 'one line per step');
@@ -121,6 +122,7 @@ t.test('recount repairs totals after a load that bypassed the triggers; a second
   t.equal(second.code, 0, second.stderr);
   t.same(await snapshot(), before, 'a second recount changes no counter');
   t.equal(second.json.passes, 1, 'in one pass');
+  t.equal(second.json.corrected, 0, 'and says nothing needed it');
   t.same(await totals(), rows);
 });
 

@@ -201,6 +201,16 @@ t.test('invalid arguments are error results; an unknown tool is a protocol error
     t.equal(result.isError, true, `get_project ${JSON.stringify(args)}`);
     t.match(resultText(result), /id/);
   }
+  // Worded as REST words the same mistake (the envelope's details): spec, tool results mirror REST.
+  for (const [tool, args, path] of [
+    ['get_project', { id: 'not-a-uuid' }, '/api/v1/projects/not-a-uuid'],
+    ['list_projects', { size: 0 }, '/api/v1/projects?size=0'],
+    ['list_projects', { page: -1 }, '/api/v1/projects?page=-1'],
+  ] as const) {
+    const rest = await server.get(path, { key: admin.key });
+    t.equal(rest.status, 400);
+    t.equal(resultText(await callTool(adminClient, tool, args)), `Invalid arguments for ${tool}: ${rest.body.details}`, `${tool} ${JSON.stringify(args)}`);
+  }
   // Only the declared arguments reach the read: an undeclared one cannot break or steer it.
   const extra = await callTool(adminClient, 'list_projects', { size: 2, sort: 'bogus', organizationId: otherOrg });
   t.notOk(extra.isError, 'undeclared arguments are ignored');
