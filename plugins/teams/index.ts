@@ -76,7 +76,7 @@ export default definePlugin({
       defineWrite({
         method: 'PUT',
         operationId: 'update_team',
-        description: 'Update a team: name, description, active flag and (when `userIds` is given) the member list. Organization admins only.',
+        description: 'Update a team: name, description, active flag and (when `userIds`, or `members` as a team response gives it, is given) the member list. Organization admins only.',
         path: '/teams/:id',
         tags,
         params: schemas.IdParams,

@@ -23,6 +23,18 @@ export const teamSort = {
   tiebreaker: 't.id',
 };
 
+/** The member list a create or update asks for (`userIds` or `members`), if any. */
+function requestedMembers(body: CreateTeamBodyT | UpdateTeamBodyT): string[] | undefined {
+  if (body.members === undefined) return body.userIds;
+  if (body.userIds !== undefined) throw new errors.ValidationError([{ field: 'members', message: 'give the member list as userIds or as members, not both' }]);
+  const ids = body.members.map((m, i) => {
+    const id = typeof m === 'string' ? m : (m.id ?? m.userId);
+    if (!id) throw new errors.ValidationError([{ field: `members.${i}`, message: 'must be an id or an object with id or userId' }]);
+    return id;
+  });
+  return [...new Set(ids)];
+}
+
 export class TeamService {
   /** Teams with their members: one query for the teams, one for all their members. */
   async #withMembers(ctx: OperationContext, teams: TeamShape[]): Promise<TeamDto[]> {
@@ -127,7 +139,7 @@ export class TeamService {
     ctx.services.permissions.assertAdmin(ctx.actor);
     const id = await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
-      const members = await this.#members(tx, body.userIds ?? [], true);
+      const members = await this.#members(tx, requestedMembers(body) ?? [], true);
       const team = em.create(tables.Team, {
         id: crypto.randomUUID(),
         organizationId: ctx.actor.organizationId,
@@ -151,9 +163,10 @@ export class TeamService {
       ctx.services.permissions.assertAdmin(ctx.actor);
       const changed = mergeUpdate('team', team, body, ['name', 'description', 'active'], {});
       if (changed.length) ctx.services.activity.record(em, ctx.actor, { eventType: 'team.updated', data: { teamId: id, fields: changed } });
-      if (body.userIds) {
+      const requested = requestedMembers(body);
+      if (requested) {
         const current = await this.#current(tx, id);
-        const wanted = await this.#members(tx, body.userIds, true, current);
+        const wanted = await this.#members(tx, requested, true, current);
         if (await this.#changeMembers(tx, id, wanted, current.filter((m) => !wanted.includes(m)))) team.updatedAt = new Date();
       }
     });

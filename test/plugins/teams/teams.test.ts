@@ -58,6 +58,26 @@ t.test('add and remove users (idempotent), update replaces the member list', asy
   t.equal(stale.status, 409);
 });
 
+t.test('the member list may be written back as a team response gives it (members), not only as userIds', async (t) => {
+  // Spec: PUT takes "name, description, active flag, member list". A client that reads a team,
+  // edits it and writes it back sends `members`: dropping it silently would leave the list as it was.
+  const created = await server.post('/api/v1/teams', { name: 'Roundtrip', members: [alice.userId, bob.organizationUserId] }, { key: admin.key });
+  t.equal(created.status, 201);
+  t.same(created.body.members.map((m: { id: string }) => m.id).sort(), [alice.organizationUserId, bob.organizationUserId].sort(), 'members given as ids');
+  const edited = { ...created.body, name: 'Roundtrip 2', members: created.body.members.filter((m: { id: string }) => m.id !== bob.organizationUserId) };
+  const put = await server.put(`/api/v1/teams/${created.body.id}`, edited, { key: admin.key });
+  t.equal(put.status, 200, put.text);
+  t.equal(put.body.name, 'Roundtrip 2');
+  t.same(put.body.members.map((m: { id: string }) => m.id), [alice.organizationUserId], 'the member list as written back');
+  const both = await server.put(`/api/v1/teams/${created.body.id}`, { members: [bob.userId], userIds: [bob.userId] }, { key: admin.key });
+  t.equal(both.status, 400);
+  t.same(both.body.errors, [{ field: 'members', message: 'give the member list as userIds or as members, not both' }]);
+  const empty = await server.put(`/api/v1/teams/${created.body.id}`, { members: [{}] }, { key: admin.key });
+  t.same([empty.status, empty.body.errors], [400, [{ field: 'members.0', message: 'must be an id or an object with id or userId' }]]);
+  const foreign = await server.put(`/api/v1/teams/${created.body.id}`, { members: [outsider.userId] }, { key: admin.key });
+  t.equal(foreign.status, 400, 'the same checks as userIds');
+});
+
 t.test('members read teams of their organization; tools equal REST', async (t) => {
   const tm = await team({ name: 'Readers', userIds: [alice.userId] });
   const list = await server.get('/api/v1/teams?sort=name,asc', { key: bob.key });
