@@ -68,7 +68,8 @@ export async function ensureCertificate(dataDir: string): Promise<Certificate> {
     await rename(aside, dir);
     return fresh;
   } catch (err) {
-    if (!['ENOTEMPTY', 'EEXIST'].includes((err as NodeJS.ErrnoException).code ?? '')) throw err;
+    // ENOTDIR: `tls` is a link to a directory of the operator's; the files are written into it below.
+    if (!['ENOTEMPTY', 'EEXIST', 'ENOTDIR'].includes((err as NodeJS.ErrnoException).code ?? '')) throw err;
   } finally {
     await rm(aside, { recursive: true, force: true });
   }

@@ -258,13 +258,14 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return await dispatch(argv, io);
   } catch (e) {
     const err = e as Error;
-    if ((await import('../../core/db/errors.ts')).sqlStateOf(err) === '23505') {
+    const operator = [UsageError, AdminError, ConfigError].some((type) => err instanceof type);
+    // (The database's errors module is loaded only for other errors: a usage error answers at once.)
+    if (!operator && (await import('../../core/db/errors.ts')).sqlStateOf(err) === '23505') {
       // Another process created the same record between this one's check and its insert (one
       // transaction: nothing was written): the check's own answer, a moment late.
       io.stderr.write('labdata: a record this command creates was created at the same moment by another process; nothing was changed (run it again to see which)\n');
       return 2;
     }
-    const operator = err instanceof UsageError || err instanceof AdminError || err instanceof ConfigError;
     const known = operator || err instanceof (await import('../../core/kernel/loader.ts')).PluginLoadError;
     // A database or embedded cluster that cannot be used: said as the server says it, exit 1 as its.
     const environment = err instanceof (await import('../startup.ts')).StartupError;

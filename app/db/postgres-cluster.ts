@@ -126,8 +126,15 @@ export async function clusterDirectory(pgDir: string, secret: string, account: A
   if (link && existsSync(path.join(pgDir, 'PG_VERSION'))) {
     throw new StartupError(`the "${account.name}" account that runs PostgreSQL cannot reach ${pgDir} (a parent directory is private): make the parents searchable (chmod o+x) or ${FIX}`);
   }
-  const id = createHash('sha256').update(`${path.resolve(pgDir)}\0${secret}`).digest('hex').slice(0, 16);
-  const target = path.join(SYSTEM_DIR, 'clusters', id, 'pg');
+  const relocated = (...parts: string[]) => path.join(SYSTEM_DIR, 'clusters', createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, 16), 'pg');
+  let target = relocated(path.resolve(pgDir), secret);
+  // Named after the path alone by earlier versions: such a cluster is still this data dir's when
+  // only its link was lost (a restore that dropped symlinks), so it is used, and named.
+  const earlier = relocated(path.resolve(pgDir));
+  if (!existsSync(target) && existsSync(path.join(earlier, 'PG_VERSION'))) {
+    target = earlier;
+    log(`using the embedded cluster an earlier version made for ${pgDir} in ${target}: if this data dir was made afresh, remove ${path.dirname(target)}`);
+  }
   log(`the "${account.name}" account cannot reach ${pgDir}: the embedded cluster lives in ${target} (linked from there)`);
   try {
     await fs.mkdir(path.dirname(target), { recursive: true, mode: 0o711 });
@@ -135,6 +142,8 @@ export async function clusterDirectory(pgDir: string, secret: string, account: A
     if (link) await fs.rmdir(pgDir);
     await fs.symlink(target, pgDir);
   } catch (err) {
+    // Another process starting on this data dir linked it a moment ago: the same link.
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST' && (await fs.readlink(pgDir).catch(() => undefined)) === target) return target;
     throw new StartupError(`the "${account.name}" account cannot reach ${pgDir} and relocating the cluster to ${target} failed (${firstLine(err)}): ${FIX}`);
   }
   return target;
