@@ -6,6 +6,7 @@ import { organizationUserColumns, toOrganizationUserDto, type OrganizationUserRo
 import { queryOne, sql } from '../../core/db/sql.ts';
 import { isUuid } from '../../core/text.ts';
 import { parseDateInput } from '../../core/schemas.ts';
+import { DATE_INPUT_PATTERN } from '../../core/http/envelope.ts';
 
 import { AdminError } from './errors.ts';
 
@@ -54,8 +55,8 @@ export interface KeyRequest {
   expiresAt?: unknown;
 }
 
-/** An ISO date-time (`2031-03-07T12:00:00Z`, offset or `Z`) or a date (midnight UTC). */
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/i;
+/** An ISO date-time (`2031-03-07T12:00:00Z`, offset or `Z`) or a date (midnight UTC): the REST date inputs' pattern. */
+const ISO_DATE_TIME = new RegExp(DATE_INPUT_PATTERN, 'i');
 
 /** `value` as a date when it is an ISO date-time or date the calendar has (not Feb 30, not 24:00). */
 function calendarDate(value: unknown): Date | undefined {

@@ -38,7 +38,7 @@ async function exists(url: string): Promise<boolean> {
 }
 
 /** A short-lived client: a server that goes away under it is an error of the call, not a crash. */
-function quietClient(url: string): pg.Client {
+export function quietClient(url: string): pg.Client {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
   client.on('error', () => undefined);
   return client;

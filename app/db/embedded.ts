@@ -5,7 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { StartupError, ensureDataDir } from '../startup.ts';
 import { sqlStateOf } from '../../core/db/errors.ts';
-import { createDatabaseIfMissing } from './create-database.ts';
+import { createDatabaseIfMissing, quietClient } from './create-database.ts';
 import { binariesFor, clusterAccount, clusterDirectory, initCluster, isAlive, prepareClusterDir, startCluster, stopPostmaster, type Account, type ClusterProcess } from './postgres-cluster.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -93,9 +93,8 @@ async function shareOf(port: number, urlFor: (port: number, db: string) => strin
 }
 
 async function takeShare(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
   // The cluster stopping under an idle share is expected: there is nothing left to release.
-  client.on('error', () => undefined);
+  const client = quietClient(url);
   try {
     await client.connect();
     await client.query(`select pg_advisory_lock_shared(${USERS_LOCK})`);

@@ -10,8 +10,13 @@ interface PooledClient extends EventEmitter {
 
 /** How often the deadline is checked: a hung query ends between `ms` and `ms` + twice this. */
 const SWEEP_MS = 1_000;
-/** Per pool: how long a query may go unanswered before its connection is given up (0: no limit). */
-const deadlines = new WeakMap<EventEmitter, { ms: number }>();
+/** Per pool: its open connections, and how long a query may go unanswered on one (0: no limit). */
+interface Guard {
+  clients: Set<PooledClient>;
+  ms: number;
+  sweeping: boolean;
+}
+const guards = new WeakMap<EventEmitter, Guard>();
 
 /**
  * Guards a `pg` pool (MikroORM's `onPoolCreated`) against connections that are lost or hang.
@@ -32,27 +37,8 @@ const deadlines = new WeakMap<EventEmitter, { ms: number }>();
  * slot is given back as for a lost connection.
  */
 export function guardPool(pool: EventEmitter): void {
-  const deadline = { ms: 0 };
-  deadlines.set(pool, deadline);
-  // Nothing on the hot path (wrapping every query cost CPU and garbage that showed in the bench):
-  // once a second, each open connection's query in flight (pg's `_activeQuery`) is compared with
-  // the one seen before; the same one for longer than the deadline ends the connection.
   const clients = new Set<PooledClient>();
-  const seen = new WeakMap<PooledClient, { query: object; since: number }>();
-  setInterval(() => {
-    if (deadline.ms <= 0) return;
-    const now = Date.now();
-    for (const client of clients) {
-      const query = client._activeQuery;
-      const before = seen.get(client);
-      if (!query) seen.delete(client);
-      else if (before?.query !== query) seen.set(client, { query, since: now });
-      else if (now - before.since > deadline.ms) {
-        seen.delete(client);
-        abandonConnection(client, `the database did not answer within ${deadline.ms / 1000} s`);
-      }
-    }
-  }, SWEEP_MS).unref();
+  guards.set(pool, { clients, ms: 0, sweeping: false });
   pool.on('remove', (client: PooledClient) => clients.delete(client));
 
   pool.on('connect', (client: PooledClient) => {
@@ -91,7 +77,35 @@ export function abandonConnection(client: object, reason: string): void {
 
 /** From now on, a query of `pool`'s unanswered for `ms` ends its connection (see `guardPool`). */
 export function setQueryDeadline(pool: EventEmitter, ms: number): void {
-  const deadline = deadlines.get(pool);
-  if (!deadline) throw new Error('setQueryDeadline: the pool was not created with guardPool');
-  deadline.ms = ms;
+  const guard = guards.get(pool);
+  if (!guard) throw new Error('setQueryDeadline: the pool was not created with guardPool');
+  guard.ms = ms;
+  if (!guard.sweeping && ms > 0) {
+    guard.sweeping = true;
+    sweep(guard);
+  }
+}
+
+/**
+ * Nothing on the hot path (wrapping every query cost CPU and garbage that showed in the bench):
+ * once a second, each open connection's query in flight (pg's `_activeQuery`) is compared with
+ * the one seen before; the same one for longer than the deadline ends the connection. Only pools
+ * given a deadline (the server's) are swept.
+ */
+function sweep(guard: Guard): void {
+  const seen = new WeakMap<PooledClient, { query: object; since: number }>();
+  setInterval(() => {
+    if (guard.ms <= 0) return;
+    const now = Date.now();
+    for (const client of guard.clients) {
+      const query = client._activeQuery;
+      const before = seen.get(client);
+      if (!query) seen.delete(client);
+      else if (before?.query !== query) seen.set(client, { query, since: now });
+      else if (now - before.since > guard.ms) {
+        seen.delete(client);
+        abandonConnection(client, `the database did not answer within ${guard.ms / 1000} s`);
+      }
+    }
+  }, SWEEP_MS).unref();
 }

@@ -48,6 +48,5 @@ export const UpdateTeamBody = Type.Object({
 export const UserIdsBody = Type.Object({ userIds: Type.Array(schemas.Uuid(), { minItems: 1, uniqueItems: true, maxItems: 1000 }) });
 
 export type TeamDto = Static<typeof TeamSchema>;
-
 export type CreateTeamBodyT = Static<typeof CreateTeamBody>;
 export type UpdateTeamBodyT = Static<typeof UpdateTeamBody>;

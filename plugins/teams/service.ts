@@ -137,9 +137,10 @@ export class TeamService {
 
   async create(ctx: OperationContext, body: CreateTeamBodyT): Promise<TeamDto> {
     ctx.services.permissions.assertAdmin(ctx.actor);
+    const requested = requestedMembers(body) ?? [];
     const id = await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
-      const members = await this.#members(tx, requestedMembers(body) ?? [], true);
+      const members = await this.#members(tx, requested, true);
       const team = em.create(tables.Team, {
         id: crypto.randomUUID(),
         organizationId: ctx.actor.organizationId,
@@ -156,6 +157,8 @@ export class TeamService {
   }
 
   async update(ctx: OperationContext, id: string, body: UpdateTeamBodyT): Promise<TeamDto> {
+    // Read from the body before any lock, as the schema's own checks are.
+    const requested = requestedMembers(body);
     await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       // Found first: another organization's team is a 404 for every key, never a 403 (spec: not viewable → 404).
@@ -163,7 +166,6 @@ export class TeamService {
       ctx.services.permissions.assertAdmin(ctx.actor);
       const changed = mergeUpdate('team', team, body, ['name', 'description', 'active'], {});
       if (changed.length) ctx.services.activity.record(em, ctx.actor, { eventType: 'team.updated', data: { teamId: id, fields: changed } });
-      const requested = requestedMembers(body);
       if (requested) {
         const current = await this.#current(tx, id);
         const wanted = await this.#members(tx, requested, true, current);
