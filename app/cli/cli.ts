@@ -197,14 +197,14 @@ const COMMANDS: Command[] = [
     name: 'recount',
     usage: 'recount',
     summary: 'Rebuild the derived counters (page totals) from the rows.',
-    description: `Needed after rows arrive without the database triggers (a restore, a bulk load with triggers disabled). Safe while the service runs: it counts in one snapshot and corrects the counters by the difference, so writers and readers never wait for it. Idempotent. Prints {"statements", "passes", "corrected" (counter rows that were off: 0 when nothing needed it), "durationMs"}; progress goes to stderr. ${DATABASE_NOTE}`,
+    description: `Needed after rows arrive without the database triggers (a restore, a bulk load with triggers disabled). Safe while the service runs: it counts in one snapshot and corrects the counters by the difference, so writers and readers never wait for it. Idempotent. Prints {"statements", "passes", "corrected" (counter rows that were off: 0 when nothing needed it), "repaired" (loaded rows whose copy of a value the counters read was brought up to date, e.g. a grant's project visibility), "durationMs"}; progress goes to stderr. ${DATABASE_NOTE}`,
     examples: ['labdata recount', 'LABDATA_DATABASE_URL=postgres://labdata@db/labdata labdata recount'],
     async run(_values, _positionals, io) {
       const progress = progressReporter('recount', io.stderr);
       await withRuntime(io, async (rt) => {
         const started = performance.now();
-        const { statements, passes, corrected } = await rt.kernel.services.counters.recount(rt.orm.em.fork(), progress.report).finally(() => progress.end());
-        print(io, { statements, passes, corrected, durationMs: Math.round(performance.now() - started) });
+        const { statements, passes, corrected, repaired } = await rt.kernel.services.counters.recount(rt.orm.em.fork(), progress.report).finally(() => progress.end());
+        print(io, { statements, passes, corrected, repaired, durationMs: Math.round(performance.now() - started) });
       });
     },
   },

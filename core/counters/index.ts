@@ -88,7 +88,7 @@ export class CounterService {
    * for it (it locks no row they write); on counters without drift it is one pass that adds
    * nothing. Recounts take turns (a self-conflicting table lock, taken before the snapshot).
    */
-  async recount(em: EntityManager, progress: Progress = () => {}): Promise<{ statements: number; passes: number; corrected: number }> {
+  async recount(em: EntityManager, progress: Progress = () => {}): Promise<{ statements: number; passes: number; corrected: number; repaired: number }> {
     const repairs = this.#sources.flatMap((s) => (s.repairs ?? []).map((text, i) => ({ name: `${s.plugin} repair ${i + 1}`, text })));
     const counts = this.#sources.flatMap((s) => s.statements.map((text, i) => ({ name: `${s.plugin} ${i + 1}`, text })));
     const derived = this.#sources.flatMap((s) => (s.derived ?? []).map((text, i) => ({ name: `${s.plugin} derived ${i + 1}`, text })));
@@ -97,11 +97,16 @@ export class CounterService {
     const passSteps = 1 + statements.length + counters.length;
     let total = repairs.length + passSteps;
     let done = 0;
+    let repaired = 0; // source rows a repair brought up to date (e.g. a grant's copy of its project's visibility)
     for (const repair of repairs) {
       progress(repair.name, done++, total);
       // Batches, so that the rows a batch locks are held for a moment only.
       const batch = async (tx: EntityManager) => ((await tx.execute(repair.text, [], 'run')) as unknown as { affectedRows: number }).affectedRows;
-      while ((await writeTransaction(em, batch, { attempts: RECOUNT_ATTEMPTS })) > 0);
+      let n: number;
+      do {
+        n = await writeTransaction(em, batch, { attempts: RECOUNT_ATTEMPTS });
+        repaired += n;
+      } while (n > 0);
     }
     let pass = 0;
     let fixed = 0; // counter rows that differed, over all passes: what the operator asks "was it needed?"
@@ -143,7 +148,7 @@ export class CounterService {
       fixed += corrected;
     }
     progress('done', total, total);
-    return { statements: repairs.length + statements.length, passes: pass, corrected: fixed };
+    return { statements: repairs.length + statements.length, passes: pass, corrected: fixed, repaired };
   }
 }
 

@@ -23,16 +23,21 @@ export const teamSort = {
   tiebreaker: 't.id',
 };
 
-/** The member list a create or update asks for (`userIds` or `members`), if any. */
-function requestedMembers(body: CreateTeamBodyT | UpdateTeamBodyT): string[] | undefined {
-  if (body.members === undefined) return body.userIds;
+/** The member list a create or update asks for, if any, and the field that gave it (errors name that field). */
+interface RequestedMembers {
+  ids: string[];
+  field: 'userIds' | 'members';
+}
+
+function requestedMembers(body: CreateTeamBodyT | UpdateTeamBodyT): RequestedMembers | undefined {
+  if (body.members === undefined) return body.userIds && { ids: body.userIds, field: 'userIds' };
   if (body.userIds !== undefined) throw new errors.ValidationError([{ field: 'members', message: 'give the member list as userIds or as members, not both' }]);
   const ids = body.members.map((m, i) => {
     const id = typeof m === 'string' ? m : (m.id ?? m.userId);
     if (!id) throw new errors.ValidationError([{ field: `members.${i}`, message: 'must be an id or an object with id or userId' }]);
     return id;
   });
-  return [...new Set(ids)];
+  return { ids: [...new Set(ids)], field: 'members' };
 }
 
 export class TeamService {
@@ -92,7 +97,7 @@ export class TeamService {
    * `joining` is false for removals; otherwise an INACTIVE user who is not in `current` already
    * is a 400 too (the grant would come back to life on reactivation).
    */
-  async #members(ctx: OperationContext, given: string[], joining: boolean, current: string[] = []): Promise<string[]> {
+  async #members(ctx: OperationContext, given: string[], joining: boolean, current: string[] = [], field = 'userIds'): Promise<string[]> {
     if (given.length === 0) return [];
     // UUIDs arrive in either case (the schema's format allows both); the database gives lower case.
     const ids = given.map((id) => id.toLowerCase());
@@ -106,8 +111,8 @@ export class TeamService {
     const row = (id: string) => rows.find((r) => r.id === id || r.user_id === id);
     const problems = ids.flatMap((id) => {
       const r = row(id);
-      if (!r) return [{ field: 'userIds', message: `${id} is not a user of this organization` }];
-      if (joining && r.status === 'INACTIVE' && !current.includes(r.id)) return [{ field: 'userIds', message: `${id} is an INACTIVE user of this organization` }];
+      if (!r) return [{ field, message: `${id} is not a user of this organization` }];
+      if (joining && r.status === 'INACTIVE' && !current.includes(r.id)) return [{ field, message: `${id} is an INACTIVE user of this organization` }];
       return [];
     });
     if (problems.length) throw new errors.ValidationError(problems);
@@ -137,10 +142,10 @@ export class TeamService {
 
   async create(ctx: OperationContext, body: CreateTeamBodyT): Promise<TeamDto> {
     ctx.services.permissions.assertAdmin(ctx.actor);
-    const requested = requestedMembers(body) ?? [];
+    const requested = requestedMembers(body);
     const id = await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
-      const members = await this.#members(tx, requested, true);
+      const members = requested ? await this.#members(tx, requested.ids, true, [], requested.field) : [];
       const team = em.create(tables.Team, {
         id: crypto.randomUUID(),
         organizationId: ctx.actor.organizationId,
@@ -168,7 +173,7 @@ export class TeamService {
       if (changed.length) ctx.services.activity.record(em, ctx.actor, { eventType: 'team.updated', data: { teamId: id, fields: changed } });
       if (requested) {
         const current = await this.#current(tx, id);
-        const wanted = await this.#members(tx, requested, true, current);
+        const wanted = await this.#members(tx, requested.ids, true, current, requested.field);
         if (await this.#changeMembers(tx, id, wanted, current.filter((m) => !wanted.includes(m)))) team.updatedAt = new Date();
       }
     });

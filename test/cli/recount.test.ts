@@ -84,11 +84,20 @@ t.test('recount repairs totals after a load that bypassed the triggers; a second
          from project p where p.description = 'loaded'`,
       [admin.organizationUserId],
     );
+    // Grants loaded the same way carry no copy of their project's visibility: recount repairs them.
+    await em.execute(
+      `insert into project_member (id, organization_id, project_id, organization_user_id)
+       select gen_random_uuid(), p.organization_id, p.id, ? from project p where p.description = 'loaded' and p.visibility = 'PRIVATE'`,
+      [member.organizationUserId],
+    );
   });
   const count = async (sql: string) => Number((await server.sql<{ n: string }>(sql, [org]))[0].n);
+  const loadedGrants = await count(`select count(*) as n from project_member where organization_id = ? and project_visibility is null`);
+  t.ok(loadedGrants > 0, `${loadedGrants} grants loaded without their project's visibility`);
   const rows = {
     projects: await count('select count(*) as n from project where organization_id = ?'),
-    visible: await count(`select count(*) as n from project where organization_id = ? and visibility <> 'PRIVATE'`),
+    visible: await count(`select count(*) as n from project p where organization_id = ? and (visibility <> 'PRIVATE'
+      or exists (select 1 from project_member pm where pm.project_id = p.id and pm.organization_user_id = '${member.organizationUserId}'))`),
     activity: await count('select count(*) as n from activity where organization_id = ?'),
   };
   const totals = async () => ({
@@ -111,6 +120,7 @@ t.test('recount repairs totals after a load that bypassed the triggers; a second
   t.match(lines[0], /^recount 0\/\d+ /, 'progress starts at 0');
   t.equal(res.json.passes, 2, 'one pass corrects, a second finds nothing left');
   t.ok(res.json.corrected > 0, `it says it corrected counters (${res.json.corrected})`);
+  t.equal(res.json.repaired, loadedGrants, 'and repaired each loaded grant');
   t.ok(lines.includes(`recount ${total - 1}/${total} correct grant_count`), 'and corrects each counter table, the last before done');
   t.equal(lines.at(-1), `recount ${total}/${total} done`);
   t.equal(lines.length, total + 1, 'one line per step');
@@ -123,6 +133,7 @@ t.test('recount repairs totals after a load that bypassed the triggers; a second
   t.same(await snapshot(), before, 'a second recount changes no counter');
   t.equal(second.json.passes, 1, 'in one pass');
   t.equal(second.json.corrected, 0, 'and says nothing needed it');
+  t.equal(second.json.repaired, 0, 'nor any repair');
   t.same(await totals(), rows);
 });
 

@@ -75,7 +75,11 @@ t.test('the member list may be written back as a team response gives it (members
   const empty = await server.put(`/api/v1/teams/${created.body.id}`, { members: [{}] }, { key: admin.key });
   t.same([empty.status, empty.body.errors], [400, [{ field: 'members.0', message: 'must be an id or an object with id or userId' }]]);
   const foreign = await server.put(`/api/v1/teams/${created.body.id}`, { members: [outsider.userId] }, { key: admin.key });
-  t.equal(foreign.status, 400, 'the same checks as userIds');
+  t.same([foreign.status, foreign.body.errors], [400, [{ field: 'members', message: `${outsider.userId} is not a user of this organization` }]], 'the same checks as userIds, naming the field the request used');
+  const foreignIds = await server.put(`/api/v1/teams/${created.body.id}`, { userIds: [outsider.userId] }, { key: admin.key });
+  t.same(foreignIds.body.errors, [{ field: 'userIds', message: `${outsider.userId} is not a user of this organization` }]);
+  const foreignCreate = await server.post('/api/v1/teams', { name: 'Foreign', members: [{ id: outsider.userId }] }, { key: admin.key });
+  t.same([foreignCreate.status, foreignCreate.body.errors], [400, [{ field: 'members', message: `${outsider.userId} is not a user of this organization` }]]);
 });
 
 t.test('members read teams of their organization; tools equal REST', async (t) => {
