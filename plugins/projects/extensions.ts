@@ -39,7 +39,9 @@ export function projectVisibleTo(services: KernelServices, actor: Actor, alias: 
  * projects granted to the actor hold. The sum of the per-holder counters (migration
  * projects-0004) of the actor and its active teams, O(1 + teams); a project reached through more
  * than one of them is counted once more per extra path, so that excess is taken back — only
- * worked out when the actor is in an active team at all.
+ * worked out when the actor is in an active team at all. The teams' grants are read team by team
+ * (index probes): as `team_id in (...)`, the planner merge-joined the organization's PRIVATE team
+ * grants in team order, reading several times the caller's (7 ms against 4.5 for a member of 196 teams).
  */
 export function privateGrantTotal(actor: Actor, kind: string, categories?: readonly string[]): Sql {
   const u = actor.organizationUserId;
@@ -53,7 +55,8 @@ export function privateGrantTotal(actor: Actor, kind: string, categories?: reado
     - case when exists (${teams}) then (select coalesce(sum((g.k - 1) * ${perProject}), 0) from (
         select s.project_id, count(*) as k from (
           select project_id from project_member where organization_user_id = ${u} and project_visibility = 'PRIVATE'
-          union all select pm.project_id from project_member pm where pm.team_id in (${teams}) and pm.project_visibility = 'PRIVATE') s
+          union all select x.project_id from (${teams}) mt (team_id) cross join lateral (
+            select pm.project_id from project_member pm where pm.team_id = mt.team_id and pm.project_visibility = 'PRIVATE' offset 0) x) s
         group by s.project_id having count(*) > 1) g) else 0 end)`;
 }
 
