@@ -3,9 +3,11 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../core/config.ts';
 import type { DatabaseHandle } from './db/embedded.ts';
 import { createOrm, migrate, type Orm } from '../core/db/orm.ts';
-import { assembleKernel, type Kernel } from '../core/kernel/kernel.ts';
-import { RecountUnsettled } from '../core/counters/index.ts';
+import type { Kernel } from '../core/kernel/kernel.ts';
+import { assembleDeployment } from './assemble.ts';
+import { recount, RecountUnsettled } from './db/recount.ts';
 import { loadDeploymentPlugins } from './plugins.ts';
+import { JobRunner } from './jobs/runner.ts';
 import { createDatabaseIfMissing } from './db/create-database.ts';
 import { databaseFailure, describeDatabaseUrl } from './startup.ts';
 import { PluginLoadError } from '../core/kernel/loader.ts';
@@ -67,7 +69,7 @@ export async function openRuntime(config: Config, log: Logger = createLogger(con
 
 async function assemble(config: Config, log: Logger, options: RuntimeOptions): Promise<Runtime> {
   // The composition: this process's plugin list, handed to the kernel.
-  const kernel = assembleKernel(config, await loadDeploymentPlugins(config.plugins), log as unknown as FastifyBaseLogger);
+  const kernel = assembleDeployment(config, await loadDeploymentPlugins(config.plugins), log as unknown as FastifyBaseLogger);
   const embedded = !config.databaseUrl;
   const db = embedded ? await startEmbedded(config, log, options.jobs === 'workers') : { url: config.databaseUrl!, stop: async () => {} };
   let orm: Orm;
@@ -80,7 +82,7 @@ async function assemble(config: Config, log: Logger, options: RuntimeOptions): P
     // Should other instances' writes keep it from settling, the server still starts: the operator
     // is told to finish it with `labdata recount`.
     if (applied.some((name) => name.endsWith('-counters'))) {
-      await kernel.services.counters.recount(orm.em.fork()).catch((err: unknown) => {
+      await recount(kernel.services.counters, orm.em.fork()).catch((err: unknown) => {
         if (!(err instanceof RecountUnsettled)) throw err;
         log.warn({ err }, 'counters not yet exact after the new counters migration: run labdata recount');
       });
@@ -89,8 +91,8 @@ async function assemble(config: Config, log: Logger, options: RuntimeOptions): P
     await db.stop();
     throw err;
   }
-  const { jobs } = kernel.services;
-  if (jobs.defined && options.jobs !== 'off') {
+  const jobs = new JobRunner(kernel.services.jobs);
+  if (kernel.services.jobs.defined && options.jobs !== 'off') {
     // pg-boss installs or migrates its own schema (`pgboss`) here, so `labdata migrate` covers it.
     try {
       await jobs.start({ url: db.url, orm, services: kernel.services, log: log as unknown as FastifyBaseLogger, workers: options.jobs === 'workers', concurrency: config.jobConcurrency });

@@ -5,7 +5,7 @@ import tls from 'node:tls';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../core/config.ts';
 import { openRuntime, createLogger, type Runtime } from './runtime.ts';
-import { limitQueryTime } from '../core/db/orm.ts';
+import { limitQueryTime } from './db/query-deadline.ts';
 import { buildApp } from './http/app.ts';
 import { ensureCertificate } from './tls.ts';
 import { provisionDemo } from './cli/demo.ts';

@@ -26,10 +26,10 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
-import { loadConfig } from '../core/config.ts';
+import { loadConfig } from '../app/config.ts';
 import { createOrm, migrate } from '../core/db/orm.ts';
 import { startEmbeddedDatabase } from '../app/db/embedded.ts';
-import { assembleKernel } from '../core/kernel/kernel.ts';
+import { assembleDeployment } from '../app/assemble.ts';
 import { loadDeploymentPlugins as loadPlugins } from '../app/plugins.ts';
 import { generateSelfSignedCertificate } from '../app/tls.ts';
 import { seed } from './seed.ts';
@@ -144,7 +144,7 @@ async function main() {
   try {
     const silent = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
     const config = loadConfig({ LABDATA_DATA_DIR: tmp });
-    const kernel = assembleKernel(config, await loadPlugins(undefined), silent);
+    const kernel = assembleDeployment(config, await loadPlugins(undefined), silent);
     const orm = await createOrm({ url: db.url, entities: kernel.entities, migrations: kernel.migrations });
     await migrate(orm);
     monitor = new pg.Pool({ connectionString: db.url, max: 1 });

@@ -11,6 +11,7 @@
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { CounterService } from '../core/counters/index.ts';
+import { recount } from '../app/db/recount.ts';
 import { addMembership, createOrganization, createUser, issueKey } from '../app/cli/admin.ts';
 
 export interface SeedOptions {
@@ -110,7 +111,7 @@ export async function seed(em: EntityManager, counters: CounterService, opts: Se
         [orgs[0], opts.activity, orgs[0], orgs[0]]);
     });
   });
-  await step('labdata recount', () => counters.recount(em.fork()));
+  await step('labdata recount', () => recount(counters, em.fork()));
   await step('vacuum analyze', () => em.execute('vacuum analyze'));
   const [{ n }] = await em.execute('select count(*)::int as n from project_member');
   const [{ id: projectId }] = await em.execute(

@@ -1,7 +1,6 @@
 import { Type, type SchemaOptions, type TSchema } from '@sinclair/typebox';
 import { ValidationError } from './errors.ts';
-import { LOWERCASE } from './http/validation.ts';
-import { DATE_INPUT_PATTERN } from './http/envelope.ts';
+import { LOWERCASE, DATE_INPUT_PATTERN } from './validation.ts';
 
 /** Shared wire schemas; plugins build theirs from these so the rules read the same everywhere. */
 /** An id: any UUID is accepted and read in its canonical lowercase form (spec, "Identifiers"). */

@@ -1,20 +1,13 @@
 /**
- * Secrets at rest (integration tokens, drive keys): AES-256-GCM with a 32-byte key from
- * `LABDATA_SECRET_KEY` (base64 or hex), or, when it is unset, a key generated once into
- * `<dataDir>/secret.key` (mode 0600) and reused on every start. The key is resolved on first use,
- * so commands that never touch a secret never create the file.
+ * Secrets at rest (integration tokens, drive keys): AES-256-GCM with the deployment's 32-byte key
+ * (`LABDATA_SECRET_KEY` or `<dataDir>/secret.key`: app/secret-key.ts), resolved on first use.
  *
  * Sealed values are text: `v1.<iv b64url>.<tag b64url>.<ciphertext b64url>`. They are never
  * logged nor returned; plugins store them and open them only to call the external system.
  */
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
-import type { Config } from './config.ts';
-import { parseSecretKey } from './config.ts';
 
 const VERSION = 'v1';
-const KEY_FILE = 'secret.key';
 
 export function encryptSecret(plain: string, key: Buffer): string {
   const iv = crypto.randomBytes(12);
@@ -36,24 +29,6 @@ export function decryptSecret(sealed: string, key: Buffer): string {
   }
 }
 
-/** Reads `<dataDir>/secret.key`, creating it (0600, exclusively) the first time. */
-export function dataDirSecretKey(dataDir: string): Buffer {
-  const file = path.join(dataDir, KEY_FILE);
-  try {
-    return parseSecretKey(fs.readFileSync(file, 'utf8'), file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  fs.mkdirSync(dataDir, { recursive: true });
-  try {
-    fs.writeFileSync(file, crypto.randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
-  } catch (err) {
-    // Another process created it first: use theirs.
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  }
-  return parseSecretKey(fs.readFileSync(file, 'utf8'), file);
-}
-
 /** The kernel service `services.secrets`: seal and open JSON values with the deployment's key. */
 export class SecretBox {
   #key: Buffer | undefined;
@@ -61,15 +36,6 @@ export class SecretBox {
 
   constructor(load: () => Buffer) {
     this.#load = load;
-  }
-
-  static fromConfig(config: Pick<Config, 'secretKey' | 'dataDir'>): SecretBox {
-    // A malformed key fails at start, not at the first secret.
-    if (config.secretKey) {
-      const key = parseSecretKey(config.secretKey);
-      return new SecretBox(() => key);
-    }
-    return new SecretBox(() => dataDirSecretKey(config.dataDir));
   }
 
   #keyBuffer(): Buffer {

@@ -1,14 +1,49 @@
 import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { ApiKey, Organization, OrganizationUser, Team, TeamMember, User } from '../../core/entities/index.ts';
-import { createApiKey, KEY_NAME_MAX, KEY_VALIDITY_DAYS, type CreatedKey } from '../../core/auth/api-keys.ts';
+import { hashSecret } from '../../core/auth/api-keys.ts';
 import { organizationUserColumns, toOrganizationUserDto, type OrganizationUserRow } from '../../core/entities/dto.ts';
 import { queryOne, sql } from '../../core/db/sql.ts';
 import { isUuid } from '../../core/text.ts';
 import { parseDateInput } from '../../core/schemas.ts';
-import { DATE_INPUT_PATTERN } from '../../core/http/envelope.ts';
-
+import { DATE_INPUT_PATTERN } from '../../core/validation.ts';
 import { AdminError } from './errors.ts';
+
+export const KEY_VALIDITY_DAYS = [7, 30, 90, 365] as const;
+export const KEY_NAME_MAX = 64;
+
+// key_<keyId>.<secret> (core/auth/api-keys.ts reads it): keyId is 20 lowercase base32 characters.
+function newKeyId(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
+  const bytes = crypto.randomBytes(20);
+  return Array.from(bytes, (b) => alphabet[b & 31]).join('');
+}
+
+export interface CreatedKey {
+  id: string;
+  key: string;
+}
+
+/** Creates a key row; the secret leaves this function once, in the returned `key`. */
+function createApiKey(
+  em: EntityManager,
+  input: { userId: string; organizationId: string; organizationUserId: string; name: string; expiresAt: Date },
+): CreatedKey {
+  const id = newKeyId();
+  const secret = crypto.randomBytes(32).toString('base64url');
+  em.create(ApiKey, {
+    id,
+    secretHash: hashSecret(secret),
+    name: input.name,
+    userId: input.userId,
+    organizationId: input.organizationId,
+    organizationUserId: input.organizationUserId,
+    expiresAt: input.expiresAt,
+    revokedAt: null,
+    lastUsedAt: null,
+  });
+  return { id, key: `key_${id}.${secret}` };
+}
 
 // Kept light in errors.ts so that the CLI's help and usage paths need not load the entities.
 export { AdminError };

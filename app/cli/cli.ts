@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
-import { loadConfig, ConfigError } from '../../core/config.ts';
+import { ConfigError, loadConfig } from '../config.ts';
 import type { Runtime, RuntimeOptions } from '../runtime.ts';
 import { AdminError } from './errors.ts';
 import { UsageError, commandHelp, listHelp, parseCommand, wantsHelp, type CliIo, type Command } from './args.ts';
@@ -201,9 +201,10 @@ const COMMANDS: Command[] = [
     examples: ['labdata recount', 'LABDATA_DATABASE_URL=postgres://labdata@db/labdata labdata recount'],
     async run(_values, _positionals, io) {
       const progress = progressReporter('recount', io.stderr);
+      const { recount } = await import('../db/recount.ts');
       await withRuntime(io, async (rt) => {
         const started = performance.now();
-        const { statements, passes, corrected, repaired } = await rt.kernel.services.counters.recount(rt.orm.em.fork(), progress.report).finally(() => progress.end());
+        const { statements, passes, corrected, repaired } = await recount(rt.kernel.services.counters, rt.orm.em.fork(), progress.report).finally(() => progress.end());
         print(io, { statements, passes, corrected, repaired, durationMs: Math.round(performance.now() - started) });
       });
     },

@@ -4,23 +4,23 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Kernel } from '../../core/kernel/kernel.ts';
 import type { Orm } from '../../core/db/orm.ts';
 import { pendingMigrations } from '../../core/db/orm.ts';
-import { OUTAGE_RETRY_AFTER } from '../../core/db/errors.ts';
-import { handleError, routeNotFound, sendError } from '../../core/http/envelope.ts';
-import { apiKeyAuth, internalMountGuard } from '../../core/http/auth.ts';
-import { echoRequestId, requestId } from '../../core/http/request-id.ts';
-import { registerJsonParser } from '../../core/http/json-body.ts';
+import { OUTAGE_RETRY_AFTER } from './database-failure.ts';
+import { handleError, routeNotFound, sendError } from './envelope.ts';
+import { apiKeyAuth, internalMountGuard } from './auth.ts';
+import { echoRequestId, requestId } from './request-id.ts';
+import { registerJsonParser } from './json-body.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { registerRecordConventions } from './record-routes.ts';
-import { AuthCache } from '../../core/auth/auth-cache.ts';
-import { registerOperations } from '../../core/http/operations.ts';
-import { serializerCompiler, validatorCompiler } from '../../core/http/validation.ts';
-import { clientErrorResponse, proxyTransportGuard, tlsServerFactory } from '../../core/http/transport.ts';
-import { buildTools } from '../../core/mcp/tools.ts';
-import { mcpAllowedHosts, registerMcp } from '../../core/mcp/route.ts';
+import { AuthCache } from './auth-cache.ts';
+import { registerOperations } from './operations.ts';
+import { serializerCompiler, validatorCompiler } from './compilers.ts';
+import { clientErrorResponse, proxyTransportGuard, tlsServerFactory } from './transport.ts';
+import { buildTools } from '../mcp/tools.ts';
+import { mcpAllowedHosts, registerMcp } from '../mcp/route.ts';
 import { registerMetrics } from './metrics.ts';
-import { openapiOptions } from '../../core/openapi/index.ts';
+import { openapiOptions } from './openapi.ts';
 import { RequestLogController } from './request-log.ts';
-import { isBeta, rewriteBetaUrl, safeDecode, successorOf } from '../../core/http/beta-alias.ts';
+import { isBeta, rewriteBetaUrl, safeDecode, successorOf } from './beta-alias.ts';
 import { trackHandlers } from './in-flight.ts';
 
 export interface AppOptions {
@@ -143,7 +143,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     return { status: 'ready' };
   });
 
-  // Keys are cached per instance and dropped on the database's notifications (core/auth/auth-cache.ts).
+  // Keys are cached per instance and dropped on the database's notifications (app/http/auth-cache.ts).
   const authCache = new AuthCache(orm.config.get('clientUrl')!, opts.logger);
   await authCache.start();
   app.addHook('onClose', async () => authCache.close());

@@ -4,8 +4,8 @@ import type { TObject } from '@sinclair/typebox';
 import type { ReadDefinition } from '../../core/kernel/operations.ts';
 import type { KernelServices } from '../../core/kernel/services.ts';
 import type { EntityManager, Orm } from '../../core/db/orm.ts';
-import { PreconditionFailedError } from '../../core/http/precondition.ts';
-import { executeRead, operationContext, readResponseSchema } from '../../core/http/operations.ts';
+import { PreconditionFailedError } from './precondition.ts';
+import { executeRead, operationContext, readResponseSchema } from './operations.ts';
 
 /**
  * Conditional requests (RFC 9110, section 13). A record's entity tag is a hash of the exact bytes

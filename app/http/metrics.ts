@@ -4,7 +4,7 @@ import type { Pool } from 'pg';
 import type { Orm } from '../../core/db/orm.ts';
 import { query, sql } from '../../core/db/sql.ts';
 import type { KernelServices } from '../../core/kernel/services.ts';
-import { sendError } from '../../core/http/envelope.ts';
+import { sendError } from './envelope.ts';
 
 /** Route label of requests no route matched: one series, whatever the path (no unbounded labels). */
 const UNMATCHED = 'unmatched';

@@ -1,10 +1,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { recordRead, type ReadDefinition, type WriteDefinition } from '../../core/kernel/operations.ts';
+import type { ReadDefinition, WriteDefinition } from '../../core/kernel/operations.ts';
 import type { KernelServices } from '../../core/kernel/services.ts';
 import type { Orm } from '../../core/db/orm.ts';
 import { entityTagOnSend, ifMatchGuard, ifMatchWithoutTag } from './conditional.ts';
-import { isBeta } from '../../core/http/beta-alias.ts';
-import { isCreate } from '../../core/http/idempotency.ts';
+import { isBeta } from './beta-alias.ts';
+import { isCreate } from './idempotency.ts';
+
+/** The record a path acts on: the longest item GET that is the path itself or one of its prefixes. */
+export function recordRead(path: string, reads: ReadDefinition[]): ReadDefinition | undefined {
+  return reads
+    .filter((r) => !r.paged && (path === r.path || path.startsWith(r.path + '/')))
+    .sort((a, b) => b.path.length - a.path.length)[0];
+}
 
 /** The `:name` parameters of a route pattern, in order. */
 export function paramNames(pattern: string): string[] {

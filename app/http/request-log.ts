@@ -1,5 +1,5 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
-import { redactUrl } from '../../core/logging/redact.ts';
+import { redactUrl } from './redact.ts';
 
 /**
  * Fastify's request log lines, one per request: written when the response is done, with the

@@ -1,6 +1,6 @@
 /**
  * `errors` of the kernel's entry point: what an operation throws; the kernel turns each into the
- * spec's error response (core/http/envelope.ts).
+ * spec's error response (app/http/envelope.ts).
  */
 /** Any HTTP error with a status and a message; the others extend it. */
 export { HttpError } from '../errors.ts';

@@ -6,4 +6,4 @@ export { Nullable, StringEnum, IdParams } from '../schemas.ts';
 /** Parses a `DateInput` value (400 naming the field when it is not a date). */
 export { parseDateInput } from '../schemas.ts';
 /** Validates a value against a schema, with the error response a request body gets. */
-export { validateInput } from '../http/validation.ts';
+export { validateInput } from '../validation.ts';

@@ -1,8 +1,6 @@
 import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { ApiKey } from '../entities/index.ts';
 import { query, queryOne, sql } from '../db/sql.ts';
-import type { AuthCache, CachedKey } from './auth-cache.ts';
 
 /** The caller of a request or tool call: one user in one organization, as the key says. */
 export interface Actor {
@@ -14,53 +12,48 @@ export interface Actor {
   isAdmin: boolean;
 }
 
-export const ADMIN_ROLE = 'ORGANIZATION_ADMIN';
-export const KEY_VALIDITY_DAYS = [7, 30, 90, 365] as const;
-export const KEY_NAME_MAX = 64;
+/**
+ * What authentication needs to remember about a key between requests: the row `authenticate`
+ * read, minus nothing (the secret hash stays, so every request still proves the secret).
+ */
+export interface CachedKey {
+  id: string;
+  secretHash: Buffer;
+  userId: string;
+  organizationId: string;
+  organizationUserId: string;
+  roles: string[];
+  expiresAt: number;
+  /** When lastUsedAt was last written by this process (ms), to write it at most once a minute. */
+  lastUsedWrittenAt: number;
+  cachedAt: number;
+}
 
+/**
+ * A cache `authenticate` may use (the server's is app/http/auth-cache.ts): `sync` is a barrier
+ * after which a change committed before the request has reached the cache; `generation` lets
+ * `put` drop an entry read while a change raced it.
+ */
+export interface KeyCache {
+  get(keyId: string): CachedKey | undefined;
+  put(entry: CachedKey, generationAtRead: number): void;
+  generation(): number;
+  sync(): Promise<boolean>;
+}
+
+export const ADMIN_ROLE = 'ORGANIZATION_ADMIN';
 // key_<keyId>.<secret>: keyId is 20 lowercase base32 characters, the secret 32 random bytes.
 const KEY_PATTERN = /^key_([a-z2-7]{20})\.([A-Za-z0-9_-]{43})$/;
 
-function hashSecret(secret: string): Buffer {
+/** The stored form of a key's secret (`api_key.secret_hash`). */
+export function hashSecret(secret: string): Buffer {
   // The secret carries 256 random bits, so a fast hash is enough: nothing to brute-force.
   return crypto.createHash('sha256').update(secret).digest();
-}
-
-function newKeyId(): string {
-  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
-  const bytes = crypto.randomBytes(20);
-  return Array.from(bytes, (b) => alphabet[b & 31]).join('');
 }
 
 export function parseApiKey(value: string): { keyId: string; secret: string } | undefined {
   const m = KEY_PATTERN.exec(value);
   return m ? { keyId: m[1], secret: m[2] } : undefined;
-}
-
-export interface CreatedKey {
-  id: string;
-  key: string;
-}
-
-/** Creates a key row; the secret leaves this function once, in the returned `key`. */
-export function createApiKey(
-  em: EntityManager,
-  input: { userId: string; organizationId: string; organizationUserId: string; name: string; expiresAt: Date },
-): CreatedKey {
-  const id = newKeyId();
-  const secret = crypto.randomBytes(32).toString('base64url');
-  em.create(ApiKey, {
-    id,
-    secretHash: hashSecret(secret),
-    name: input.name,
-    userId: input.userId,
-    organizationId: input.organizationId,
-    organizationUserId: input.organizationUserId,
-    expiresAt: input.expiresAt,
-    revokedAt: null,
-    lastUsedAt: null,
-  });
-  return { id, key: `key_${id}.${secret}` };
 }
 
 interface KeyRow {
@@ -77,7 +70,7 @@ interface KeyRow {
 const LAST_USED_EVERY_MS = 60_000;
 
 /** The key's row (with its organization user's roles), if it is usable now. */
-async function loadKey(em: EntityManager, keyId: string, cache: AuthCache | undefined): Promise<CachedKey | undefined> {
+async function loadKey(em: EntityManager, keyId: string, cache: KeyCache | undefined): Promise<CachedKey | undefined> {
   const generation = cache?.generation() ?? 0;
   const row = await queryOne<KeyRow>(em, sql`
     select k.id, k.secret_hash, k.user_id, k.organization_id, k.organization_user_id, ou.roles,
@@ -110,10 +103,10 @@ async function loadKey(em: EntityManager, keyId: string, cache: AuthCache | unde
 /**
  * Resolves an API key to its actor. With a cache (the server's), a known key costs no database
  * round trip; revocation, expiry, a deactivated membership and role changes still apply to the
- * next request (see AuthCache). Without one (CLI, tests of this function), one indexed lookup.
+ * next request (see KeyCache). Without one (CLI, tests of this function), one indexed lookup.
  * Expired, revoked, unknown keys and inactive organization users give undefined.
  */
-export async function authenticate(em: EntityManager, presented: string, cache?: AuthCache): Promise<Actor | undefined> {
+export async function authenticate(em: EntityManager, presented: string, cache?: KeyCache): Promise<Actor | undefined> {
   const parsed = parseApiKey(presented);
   if (!parsed) return undefined;
   let entry = cache?.get(parsed.keyId);

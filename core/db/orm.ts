@@ -2,7 +2,7 @@ import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
 import { Migrator, type Migration } from '@mikro-orm/migrations';
 import type { EntitySchema } from '@mikro-orm/core';
 import type { Pool } from 'pg';
-import { guardPool, setQueryDeadline } from './pool-guard.ts';
+import { guardPool } from './pool-guard.ts';
 
 /** A migration as plugins declare it: a stable, plugin-prefixed name and its SQL statements. */
 export interface MigrationDefinition {
@@ -44,12 +44,12 @@ export async function createOrm(options: OrmOptions): Promise<Orm> {
     pool: { min: 0, max: 10 },
     // connectionTimeoutMillis: a request waits at most this long for a connection (pool exhausted,
     // database hung), then fails as "database unavailable" (503 with Retry-After,
-    // core/db/errors.ts) instead of hanging.
+    // app/http/database-failure.ts) instead of hanging.
     // plan_cache_mode: the hot reads run as named statements (core/db/sql.ts) whose generic plan
     // walks the same indexes as a custom one, but PostgreSQL's estimate kept choosing custom
     // plans and re-planned (~10 ms) a 2 ms read on every call. Unnamed statements (the ORM's,
     // every write) are planned once per call whatever this says.
-    // onPoolCreated: a lost or hung connection gives its pool slot back (core/db/pool-guard.ts).
+    // onPoolCreated: a lost connection gives its pool slot back (core/db/pool-guard.ts).
     // max_parallel_workers_per_gather=0: a page walks an index and stops after it; starting
     // parallel workers for it cost ~10 ms a read (measured at 300,000 assays) and takes cores
     // the other requests need.
@@ -59,18 +59,6 @@ export async function createOrm(options: OrmOptions): Promise<Orm> {
       onPoolCreated: guardPool,
     },
   });
-}
-
-/**
- * Requests are served with this bound on every query (`limitQueryTime`): a database that stops
- * answering turns into 503s, not requests that wait for ever. Far above any query a request
- * makes at the sizes the bench seeds; migrations and `labdata recount` run without it.
- */
-export const REQUEST_QUERY_DEADLINE_MS = 5_000;
-
-/** Bounds how long any query of `orm`'s pool may go unanswered (core/db/pool-guard.ts). */
-export async function limitQueryTime(orm: Orm, ms = REQUEST_QUERY_DEADLINE_MS): Promise<void> {
-  setQueryDeadline((await orm.em.getConnection().getNativeClient()) as unknown as Pool, ms);
 }
 
 /**

@@ -15,7 +15,7 @@ export class RestartTransaction extends ConflictError {
 }
 
 export interface WriteTransactionOptions {
-  /** Runs in all (default 5); the last failure is thrown (a 409 through core/db/errors.ts). */
+  /** Runs in all (default 5); the last failure is thrown (a 409 through app/http/database-failure.ts). */
   attempts?: number;
   /** READ COMMITTED unless given (a recount counts in one REPEATABLE READ snapshot). */
   isolationLevel?: IsolationLevel;
@@ -37,7 +37,7 @@ const preconditions = new WeakMap<EntityManager, (em: EntityManager) => Promise<
 const companions = new WeakMap<EntityManager, (em: EntityManager) => Promise<void>>();
 
 /**
- * Makes every write transaction run on `em` start with `first` (core/http/idempotency.ts marks
+ * Makes every write transaction run on `em` start with `first` (app/http/idempotency.ts marks
  * its key applied there): whatever `first` writes commits or rolls back with the write.
  */
 export function startEachWriteWith(em: EntityManager, first: (em: EntityManager) => Promise<void>): void {

@@ -117,27 +117,6 @@ export const kernelMigrations: MigrationDefinition[] = [
     ],
   },
   {
-    name: 'kernel-0004-auth-notify',
-    sql: [
-      // Every server instance caches API keys (core/auth/auth-cache.ts) and drops an entry when
-      // told here: a revoked/changed key, or a membership whose roles or status changed.
-      `create function labdata_notify_key() returns trigger language plpgsql as $$
-       begin
-         perform pg_notify('labdata_auth', 'k:' || coalesce(new.id, old.id));
-         return null;
-       end $$`,
-      `create trigger api_key_notify after update of revoked_at, expires_at, secret_hash, user_id, organization_id, organization_user_id or delete
-         on api_key for each row execute function labdata_notify_key()`,
-      `create function labdata_notify_organization_user() returns trigger language plpgsql as $$
-       begin
-         perform pg_notify('labdata_auth', 'u:' || coalesce(new.id, old.id));
-         return null;
-       end $$`,
-      `create trigger organization_user_notify after update of roles, status, organization_id, user_id or delete
-         on organization_user for each row execute function labdata_notify_organization_user()`,
-    ],
-  },
-  {
     name: 'kernel-0005-counters',
     sql: [
       // Exact page totals without counting rows (core/counters): per organization x kind x

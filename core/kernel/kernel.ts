@@ -8,7 +8,6 @@ import { JobQueue } from '../jobs/index.ts';
 import { SecretBox } from '../secrets.ts';
 import { kernelEntities } from '../entities/index.ts';
 import { kernelMigrations } from '../entities/migrations.ts';
-import { idempotencyMigrations } from '../http/idempotency.ts';
 import type { MigrationDefinition } from '../db/orm.ts';
 import { ExtensionRegistry } from './extension-points.ts';
 import { Startup } from './startup.ts';
@@ -27,13 +26,21 @@ export interface Kernel {
   writes: WriteDefinition[];
 }
 
+/** What the process hands the kernel besides the plugins (app/assemble.ts). */
+export interface KernelHost {
+  /** The tables of the process's own parts: run after the kernel's migrations, before the plugins'. */
+  migrations?: MigrationDefinition[];
+  /** `services.secrets`, with the deployment's key. */
+  secrets?: SecretBox;
+}
+
 /**
  * Boots the plugins in two phases (Backstage style): every plugin's `setup` in dependency
  * order (extension points), then the extension points freeze and every `register` declares its
  * operations; when the last returns, start-up ends and every registry freezes (`Startup`).
  * Nothing touches Fastify or the database here.
  */
-export function assembleKernel(config: Config, plugins: PluginDefinition[], log: FastifyBaseLogger): Kernel {
+export function assembleKernel(config: Config, plugins: PluginDefinition[], log: FastifyBaseLogger, host: KernelHost = {}): Kernel {
   const startup = new Startup();
   const activity = new ActivityService<OperationContext>(startup);
   const jobs = new JobQueue<KernelServices>(startup);
@@ -44,13 +51,15 @@ export function assembleKernel(config: Config, plugins: PluginDefinition[], log:
     counters: new CounterService(startup),
     activity,
     jobs,
-    secrets: SecretBox.fromConfig(config),
+    secrets: host.secrets ?? new SecretBox(() => {
+      throw new Error('no secret key was given to the kernel (assembleKernel: host.secrets)');
+    }),
   };
   const extensions = new ExtensionRegistry();
   const reads: ReadDefinition[] = [];
   const writes: WriteDefinition[] = [];
   const entities = [...kernelEntities] as EntitySchema<any, any>[];
-  const migrations = [...kernelMigrations, ...idempotencyMigrations];
+  const migrations = [...kernelMigrations, ...(host.migrations ?? [])];
 
   for (const plugin of plugins) {
     entities.push(...(plugin.entities ?? []));

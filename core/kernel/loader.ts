@@ -1,49 +1,7 @@
-import { statSync } from 'node:fs';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { PluginDefinition } from './plugin.ts';
 
 /** A start-up problem with the plugin list; its message is the one line the operator sees. */
 export class PluginLoadError extends Error {}
-
-function isPlugin(value: unknown): value is PluginDefinition {
-  const v = value as PluginDefinition | undefined;
-  return !!v && typeof v.name === 'string' && typeof v.version === 'string';
-}
-
-const INDEX_FILES = ['index.ts', 'index.js', 'index.mjs'];
-
-/**
- * A file or folder on disk, relative to the working directory: `./x`, `/abs/x`, or any name
- * that exists there (`plugins-extra/color.ts`). A folder stands for its index file, so a
- * third-party plugin can be named by its folder. Anything else is a package specifier.
- */
-function localModule(spec: string): string | undefined {
-  const explicit = spec.startsWith('.') || path.isAbsolute(spec);
-  const full = path.resolve(spec);
-  const stats = statSync(full, { throwIfNoEntry: false });
-  if (!stats) return explicit ? pathToFileURL(full).href : undefined;
-  if (!stats.isDirectory()) return pathToFileURL(full).href;
-  const index = INDEX_FILES.map((name) => path.join(full, name)).find((file) => statSync(file, { throwIfNoEntry: false })?.isFile());
-  if (!index) throw new PluginLoadError(`plugin "${spec}" is a folder without ${INDEX_FILES.join(', ')}`);
-  return pathToFileURL(index).href;
-}
-
-/** Plugin name to module specifier: the deployment's built-in plugins, handed in by the entry point (config/plugins.ts). */
-export type PluginCatalog = Readonly<Record<string, string>>;
-
-async function importPlugin(spec: string, builtIns: PluginCatalog): Promise<PluginDefinition> {
-  const target = (Object.hasOwn(builtIns, spec) ? builtIns[spec] : undefined) ?? localModule(spec) ?? spec;
-  let mod: Record<string, unknown>;
-  try {
-    mod = await import(target);
-  } catch (e) {
-    throw new PluginLoadError(`plugin "${spec}" could not be loaded: ${(e as Error).message.split('\n')[0]}`);
-  }
-  const def = mod.default ?? mod.plugin;
-  if (!isPlugin(def)) throw new PluginLoadError(`module "${spec}" does not export a plugin definition`);
-  return def;
-}
 
 /** Orders plugins so every plugin comes after its dependencies; names both ends of any problem. */
 export function orderPlugins(plugins: PluginDefinition[]): PluginDefinition[] {
@@ -72,14 +30,4 @@ export function orderPlugins(plugins: PluginDefinition[]): PluginDefinition[] {
   };
   for (const p of plugins) visit(p, []);
   return ordered;
-}
-
-/**
- * Loads a plugin list (names of built-ins or module specifiers), ordered; no list means every
- * built-in. The kernel knows no plugin: the built-ins come from the caller.
- */
-export async function loadPlugins(specs: string[] | undefined, builtIns: PluginCatalog): Promise<PluginDefinition[]> {
-  const list = specs ?? Object.keys(builtIns);
-  const loaded = await Promise.all(list.map((spec) => importPlugin(spec, builtIns)));
-  return orderPlugins(loaded);
 }

@@ -130,11 +130,3 @@ export function defineWrite<
 >(def: WriteDefinition<P, Q, B, R>): WriteDefinition<P, Q, B, R> {
   return def;
 }
-
-// Here, not in core/http, so that the OpenAPI document can use it without importing the routes.
-/** The record a path acts on: the longest item GET that is the path itself or one of its prefixes. */
-export function recordRead(path: string, reads: ReadDefinition[]): ReadDefinition | undefined {
-  return reads
-    .filter((r) => !r.paged && (path === r.path || path.startsWith(r.path + '/')))
-    .sort((a, b) => b.path.length - a.path.length)[0];
-}

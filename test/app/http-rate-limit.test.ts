@@ -2,7 +2,7 @@
 import t from 'tap';
 import type { FastifyReply } from 'fastify';
 import { RateLimiter, TooManyRequestsError } from '../../app/http/rate-limit.ts';
-import { loadConfig } from '../../core/config.ts';
+import { loadConfig } from '../../app/config.ts';
 import { startTestServer } from '../support/server.ts';
 
 const server = await startTestServer(t, { env: { LABDATA_RATE_LIMIT_PER_MINUTE: '5' } });

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { captureLogs } from '../support/logs.ts';
 import { startTestServer } from '../support/server.ts';
-import { redactUrl } from '../../core/logging/redact.ts';
+import { redactUrl } from '../../app/http/redact.ts';
 
 // The app's JSON log lines, parsed.
 const { logger, lines } = captureLogs();

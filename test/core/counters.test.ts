@@ -4,6 +4,7 @@
 // and after a bulk SQL load followed by a recount.
 import t, { type Test } from 'tap';
 import { startTestServer, testCast, type Member } from '../support/server.ts';
+import { recount, RecountUnsettled } from '../../app/db/recount.ts';
 
 const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies', 'assay-types', 'assays', 'activity', 'teams', 'project-access'] });
 const { org, admin, alice, bob, outsider } = await testCast(server, ['Counted', 'Elsewhere']);
@@ -176,7 +177,7 @@ t.test('a bulk SQL load without triggers is counted by recount; recount is idemp
   });
   const stale = (await server.get('/api/v1/projects', { key: admin.key })).body.totalElements;
   t.equal(stale, before, 'without triggers the counters did not see the load');
-  await server.kernel.services.counters.recount(server.orm.em.fork());
+  await recount(server.kernel.services.counters, server.orm.em.fork());
   t.equal((await server.get('/api/v1/projects', { key: admin.key })).body.totalElements, before + 30);
   await checkAll(t);
   const counts = () => Promise.all([
@@ -185,21 +186,21 @@ t.test('a bulk SQL load without triggers is counted by recount; recount is idemp
     server.sql('select holder_id, kind, category, sum(n)::int as n from grant_count group by 1,2,3 having sum(n) <> 0 order by 1,2,3'),
   ]);
   const snapshot = await counts();
-  await server.kernel.services.counters.recount(server.orm.em.fork());
+  await recount(server.kernel.services.counters, server.orm.em.fork());
   t.same(await counts(), snapshot, 'a second recount changes nothing');
 });
 
 t.test('recount while writers run stays exact', async (t) => {
   const p = await project(alice, 'PUBLIC');
   const writers = Array.from({ length: 10 }, () => study(alice, p.id));
-  const recount = server.kernel.services.counters.recount(server.orm.em.fork());
-  const results = await Promise.allSettled([...writers, recount]);
+  const recounting = recount(server.kernel.services.counters, server.orm.em.fork());
+  const results = await Promise.allSettled([...writers, recounting]);
   t.equal(results.filter((r) => r.status === 'rejected').length, 0, 'writers wait for the recount instead of failing');
   await checkAll(t);
 });
 
 t.test('a recount whose passes never agree gives up after five, saying so, instead of looping', async (t) => {
-  const { CounterService, RecountUnsettled } = await import('../../core/counters/index.ts');
+  const { CounterService } = await import('../../core/counters/index.ts');
   const { projectCounters } = await import('../../plugins/projects/counters.ts');
   const { studyCounters } = await import('../../plugins/studies/counters.ts');
   const { assayCounters } = await import('../../plugins/assays/counters.ts');
@@ -209,7 +210,7 @@ t.test('a recount whose passes never agree gives up after five, saying so, inste
   // during every pass would cause.
   counters.register({ plugin: 'restless', statements: [`insert into record_count (record_id, kind, n) select gen_random_uuid(), 'restless', 1`] });
   const steps: string[] = [];
-  const error = await counters.recount(server.orm.em.fork(), (step) => steps.push(step)).then(() => undefined, (err: unknown) => err);
+  const error = await recount(counters, server.orm.em.fork(), (step) => steps.push(step)).then(() => undefined, (err: unknown) => err);
   t.ok(error instanceof RecountUnsettled, `gives up: ${String(error)}`);
   t.match(String(error), /after 5 passes .*run labdata recount again/);
   t.equal(steps.filter((s) => s.startsWith('snapshot')).length, 5, 'five passes');

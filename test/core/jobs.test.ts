@@ -7,6 +7,7 @@ import { createTestDatabase } from '../support/db.ts';
 import { startTestServer } from '../support/server.ts';
 import { runCliInProcess } from '../cli/labdata-cli.ts';
 import { JobQueue } from '../../core/jobs/index.ts';
+import { JobRunner } from '../../app/jobs/runner.ts';
 
 const seen: { name: string; n: number; attempt: number }[] = [];
 const failed: { n: number; reason: string }[] = [];
@@ -86,8 +87,9 @@ t.test('outside tests, retries wait with exponential backoff from the definition
   // A second queue on the same database, with the production delay scale: only the job row is checked.
   const queue = new JobQueue();
   queue.define('jobs-probe', { name: 'jobs-probe.echo', retryLimit: 3, retryDelaySeconds: 4, handler: async () => {} });
-  await queue.start({ url: server.databaseUrl, orm: server.orm, services: server.kernel.services, log: server.app.log, workers: false });
-  t.teardown(() => queue.stop());
+  const runner = new JobRunner(queue);
+  await runner.start({ url: server.databaseUrl, orm: server.orm, services: server.kernel.services, log: server.app.log, workers: false });
+  t.teardown(() => runner.stop());
   await server.orm.em.fork().transactional((em) => queue.enqueue(em, 'jobs-probe.echo', { n: 6 }, { startAfterSeconds: 3600 }));
   const [row] = await jobRows(6);
   // A run whose process died is retried 20 s after its last heartbeat (plus a 15 s sweep): within a minute.

@@ -4,6 +4,7 @@
 // big tables and no sub-plan that reads a whole table. Plans, not timings: no flakiness.
 import t from 'tap';
 import { startTestServer } from '../support/server.ts';
+import { recount } from '../../app/db/recount.ts';
 import { connectMcp } from '../support/mcp.ts';
 import { numberedText, statementObserver, type Sql } from '../../core/db/sql.ts';
 
@@ -62,7 +63,7 @@ await server.orm.em.fork().transactional(async (tx) => {
            now() - g * interval '1 second', s.project_id, s.id, s.created_by_id
       from study s cross join generate_series(1, 3) g`);
 });
-await server.kernel.services.counters.recount(server.orm.em.fork());
+await recount(server.kernel.services.counters, server.orm.em.fork());
 await server.sql('analyze');
 
 const [target] = await server.sql<{ id: string; study: string }>(

@@ -43,7 +43,7 @@ t.test('the README plugin table matches the plugin manifests', async (t) => {
 
 t.test('docs/configuration.md documents every setting the server reads', async (t) => {
   const configuration = read('docs/configuration.md');
-  const variables = [...new Set(read('core/config.ts').match(/LABDATA_[A-Z_]+/g))];
+  const variables = [...new Set(read('app/config.ts').match(/LABDATA_[A-Z_]+/g))];
   t.ok(variables.length >= 10);
   for (const name of variables) t.match(configuration, `\`${name}\``, name);
 });

@@ -1,7 +1,7 @@
 import t from 'tap';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
-import { loadConfig } from '../../core/config.ts';
+import { loadConfig } from '../../app/config.ts';
 import { assembleKernel } from '../../core/kernel/kernel.ts';
 import { defineRead, definePlugin, Type } from '../../core/public.ts';
 import type { RegisterContext } from '../../core/kernel/plugin.ts';

@@ -6,9 +6,9 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { ConfigError } from '../../core/config.ts';
-import { parseSecretKey } from '../../core/config.ts';
-import { dataDirSecretKey, decryptSecret, encryptSecret, SecretBox } from '../../core/secrets.ts';
+import { ConfigError, parseSecretKey } from '../../app/config.ts';
+import { dataDirSecretKey, secretBoxFor } from '../../app/secret-key.ts';
+import { decryptSecret, encryptSecret, SecretBox } from '../../core/secrets.ts';
 import { createTestDatabase } from '../support/db.ts';
 import { runCli, tempFile } from '../cli/labdata-cli.ts';
 
@@ -45,19 +45,19 @@ t.test('LABDATA_SECRET_KEY takes 32 bytes as base64 or hex; anything else is a c
     error = err;
   }
   t.ok(error instanceof ConfigError, 'a ConfigError (the CLI prints it as one line)');
-  t.throws(() => SecretBox.fromConfig({ secretKey: Buffer.alloc(16).toString('base64'), dataDir: '/nowhere' }), /LABDATA_SECRET_KEY must be 32 bytes/);
+  t.throws(() => secretBoxFor({ secretKey: Buffer.alloc(16).toString('base64'), dataDir: '/nowhere' }), /LABDATA_SECRET_KEY must be 32 bytes/);
 });
 
 t.test('without a key, one is generated into the data dir once (mode 0600) and reused', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'labdata-secret-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const box = SecretBox.fromConfig({ secretKey: undefined, dataDir: join(dir, 'data') });
+  const box = secretBoxFor({ secretKey: undefined, dataDir: join(dir, 'data') });
   const sealed = box.seal('x');
   const file = join(dir, 'data', 'secret.key');
   t.equal(statSync(file).mode & 0o777, 0o600);
   const first = readFileSync(file, 'utf8');
   t.same(dataDirSecretKey(join(dir, 'data')), parseSecretKey(first));
-  t.equal(SecretBox.fromConfig({ secretKey: undefined, dataDir: join(dir, 'data') }).open(sealed), 'x', 'a later start reads the same key');
+  t.equal(secretBoxFor({ secretKey: undefined, dataDir: join(dir, 'data') }).open(sealed), 'x', 'a later start reads the same key');
   t.equal(readFileSync(file, 'utf8'), first, 'not regenerated');
 });
 

@@ -106,7 +106,7 @@ t.test('malformed settings stop start-up before anything runs: one line naming t
 });
 
 t.test('settings that name the same thing another way are accepted as such', async (t) => {
-  const { loadConfig } = await import('../../core/config.ts');
+  const { loadConfig } = await import('../../app/config.ts');
   const id = '9D2F1C3E-0A4B-4C5D-8E6F-7A8B9C0D1E2F';
   t.same(loadConfig({ LABDATA_METRICS_ORGANIZATIONS: id }).metricsOrganizations, [id.toLowerCase()], 'an upper-case organization id');
   t.same(loadConfig({ LABDATA_MCP_ALLOWED_HOSTS: '::1, [fd00::10], mcp.example.com:8443' }).mcpAllowedHosts, ['::1', '[fd00::10]', 'mcp.example.com:8443'], 'IPv6 addresses and a port');
@@ -114,7 +114,7 @@ t.test('settings that name the same thing another way are accepted as such', asy
 });
 
 t.test('numeric settings are decimal digits; an empty one means its default', async (t) => {
-  const { loadConfig } = await import('../../core/config.ts');
+  const { loadConfig } = await import('../../app/config.ts');
   for (const port of ['0x25FC', '1e3', '8443.0', '-1', '65536', 'http']) {
     t.throws(() => loadConfig({ LABDATA_PORT: port }), /LABDATA_PORT must be a port number/, `LABDATA_PORT=${port}`);
   }

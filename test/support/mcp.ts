@@ -3,7 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { JsonSchemaType, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import { compileOnce } from '../../core/http/validation.ts';
+import { compileOnce } from '../../core/validation.ts';
 
 /**
  * The SDK's own Ajv validator, with each schema compiled once per test process (the kernel's

@@ -3,13 +3,15 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import pino from 'pino';
-import { loadConfig, type Config } from '../../core/config.ts';
+import type { Config } from '../../core/config.ts';
+import { loadConfig } from '../../app/config.ts';
 import { createOrm, migrate, type Orm } from '../../core/db/orm.ts';
-import { assembleKernel, type Kernel } from '../../core/kernel/kernel.ts';
+import type { Kernel } from '../../core/kernel/kernel.ts';
+import { assembleDeployment } from '../../app/assemble.ts';
 import { loadDeploymentPlugins as loadPlugins } from '../../app/plugins.ts';
 import type { PluginDefinition } from '../../core/kernel/plugin.ts';
 import { buildApp } from '../../app/http/app.ts';
-import type { JobQueueOptions } from '../../core/jobs/index.ts';
+import { JobRunner, type JobRunnerOptions } from '../../app/jobs/runner.ts';
 import type { KernelServices } from '../../core/kernel/services.ts';
 import { addMembership, createOrganization, createTeam, createUser, issueKey, revokeKey, setRoles } from '../../app/cli/admin.ts';
 import { createMigratedDatabase, type Teardown } from './db.ts';
@@ -69,20 +71,23 @@ export class TestServer {
   readonly url: string;
   readonly databaseUrl: string;
 
-  readonly jobOptions: JobQueueOptions<KernelServices> | undefined;
+  readonly jobOptions: JobRunnerOptions<KernelServices> | undefined;
+  /** The job engine (pg-boss) of this server: `jobs.abandon()` simulates a killed process. */
+  readonly jobs: JobRunner<KernelServices>;
 
-  constructor(app: FastifyInstance, orm: Orm, kernel: Kernel, url: string, databaseUrl: string, jobOptions?: JobQueueOptions<KernelServices>) {
+  constructor(app: FastifyInstance, orm: Orm, kernel: Kernel, url: string, databaseUrl: string, jobs: JobRunner<KernelServices>, jobOptions?: JobRunnerOptions<KernelServices>) {
     this.app = app;
     this.orm = orm;
     this.kernel = kernel;
     this.url = url;
     this.databaseUrl = databaseUrl;
     this.jobOptions = jobOptions;
+    this.jobs = jobs;
   }
 
   /** Waits until no job is queued, waiting for a retry or running (fails after `timeoutMs`). */
   async drainJobs(timeoutMs = 30_000): Promise<void> {
-    await this.waitFor(async () => (await this.kernel.services.jobs.pending()) === 0, timeoutMs, 'the job queue to drain');
+    await this.waitFor(async () => (await this.jobs.pending()) === 0, timeoutMs, 'the job queue to drain');
   }
 
   /** Polls `predicate` until it holds (fails after `timeoutMs`, naming `what`). */
@@ -94,10 +99,10 @@ export class TestServer {
     }
   }
 
-  /** Starts the job workers (again): e.g. after `kernel.services.jobs.abandon()` simulated a killed process. */
+  /** Starts the job workers (again): e.g. after `jobs.abandon()` simulated a killed process. */
   async startJobs(): Promise<void> {
     if (!this.jobOptions) throw new Error('no plugin defines jobs');
-    await this.kernel.services.jobs.start({ ...this.jobOptions, workers: true });
+    await this.jobs.start({ ...this.jobOptions, workers: true });
   }
 
   async request<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<Response<T>> {
@@ -204,7 +209,7 @@ function migratedFor(t: Teardown, kernel: Kernel): Promise<string> {
 
 /** A database already migrated for the deployment with these plugins; dropped in teardown. */
 export async function migratedDatabase(t: Teardown, plugins: string[]): Promise<string> {
-  return migratedFor(t, assembleKernel(testConfig(), await loadPlugins(plugins), silent));
+  return migratedFor(t, assembleDeployment(testConfig(), await loadPlugins(plugins), silent));
 }
 
 /** Starts a server for one test file; everything is closed and dropped in teardown. */
@@ -219,12 +224,13 @@ export async function startTestServer(t: Teardown, opts: TestServerOptions = {})
   cleanups.push(() => fs.rm(dataDir, { recursive: true, force: true }));
   const config = testConfig({ LABDATA_DATA_DIR: dataDir, ...opts.env });
   const plugins = await loadPlugins(opts.plugins ?? config.plugins);
-  const kernel = assembleKernel(config, [...plugins, ...(opts.extraPlugins ?? [])], silent);
+  const kernel = assembleDeployment(config, [...plugins, ...(opts.extraPlugins ?? [])], silent);
   const databaseUrl = opts.databaseUrl ?? (await migratedFor({ teardown: (fn) => cleanups.push(fn) }, kernel));
   const orm = await createOrm({ url: databaseUrl, entities: kernel.entities, migrations: kernel.migrations });
   cleanups.push(() => orm.close(true));
   await migrate(orm);
-  let jobOptions: JobQueueOptions<KernelServices> | undefined;
+  let jobOptions: JobRunnerOptions<KernelServices> | undefined;
+  const jobs = new JobRunner(kernel.services.jobs);
   if (kernel.services.jobs.defined) {
     jobOptions = {
       url: databaseUrl,
@@ -239,16 +245,16 @@ export async function startTestServer(t: Teardown, opts: TestServerOptions = {})
       heartbeatSeconds: opts.jobHeartbeatSeconds,
       concurrency: config.jobConcurrency,
     };
-    await kernel.services.jobs.start(jobOptions);
+    await jobs.start(jobOptions);
     // Before the pool closes (cleanups run in reverse).
-    cleanups.push(() => kernel.services.jobs.stop({ graceful: false }));
+    cleanups.push(() => jobs.stop({ graceful: false }));
   }
   const tls = await testTls();
   const app = await buildApp({ kernel, orm, tls, logger: opts.logger });
   cleanups.push(() => app.close());
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as { port: number };
-  return new TestServer(app, orm, kernel, `https://localhost:${port}`, databaseUrl, jobOptions);
+  return new TestServer(app, orm, kernel, `https://localhost:${port}`, databaseUrl, jobs, jobOptions);
 }
 
 export async function testTls(): Promise<{ cert: string; key: string }> {

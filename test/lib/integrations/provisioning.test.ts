@@ -9,7 +9,7 @@ import { projectExtensions } from '../../../plugins/projects/extensions.ts';
 import { studyExtensions } from '../../../plugins/studies/extensions.ts';
 import { assayExtensions } from '../../../plugins/assays/extensions.ts';
 import { startTestServer, testCast, type Member, type TestServer } from '../../support/server.ts';
-import { loadConfig } from '../../../core/config.ts';
+import { loadConfig } from '../../../app/config.ts';
 
 /**
  * How the executor behaves for a probe key: fail this many runs first, fail always, hang once,
@@ -339,7 +339,7 @@ t.test('a process killed mid-step resumes within a minute and completes the step
   const res = await createProject(s, m, p);
   await started; // the step created its external thing and is stuck
   // "Kill" the process: the workers and their pool vanish without settling the run.
-  await s.kernel.services.jobs.abandon();
+  await s.jobs.abandon();
   const [job] = await s.sql<{ state: string }>(`select state from pgboss.job where name = 'provisioning.probe.work' and data->>'stepId' = (select id::text from provisioning_step where record_id = ?)`, [res.body.id]);
   t.equal(job.state, 'active', 'the run is left active, as after a crash');
   t.equal(await status(s, 'project', res.body.id), 'INITIALIZING');

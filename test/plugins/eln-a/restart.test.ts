@@ -22,7 +22,7 @@ t.test('a process killed between the folder and the entry resumes after restart:
   stub.fail({ mode: 'hang', match: (r) => r.path === '/api/entries' });
   const s = created(await server.post(api('/studies'), { projectId: p.id, name: 'Crash', elnA: {} }, { key: alice.key }));
   await server.waitFor(() => stub.calls('POST', '/api/entries').length === 1, 10_000, 'the entry call');
-  await server.kernel.services.jobs.abandon();
+  await server.jobs.abandon();
   const [step] = await server.sql<{ status: string; result: { folderId?: string } }>('select status, result from provisioning_step where record_id = ?', [s.id]);
   t.equal(step.status, 'RUNNING');
   t.ok(step.result?.folderId, 'the folder id was kept as progress before the crash');

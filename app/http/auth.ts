@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Orm } from '../db/orm.ts';
-import { authenticate, type Actor } from '../auth/api-keys.ts';
-import type { AuthCache } from '../auth/auth-cache.ts';
+import type { Orm } from '../../core/db/orm.ts';
+import { authenticate, type Actor } from '../../core/auth/api-keys.ts';
+import type { AuthCache } from './auth-cache.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -1,12 +1,12 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Ajv } from 'ajv';
-import type { PagedRead, ReadDefinition } from '../kernel/operations.ts';
+import type { PagedRead, ReadDefinition } from '../../core/kernel/operations.ts';
 import { maxPageSize, readResponseSchema } from '../http/operations.ts';
-import { MAX_TOOL_PAGE_SIZE, toolPageSchema } from '../pagination/index.ts';
-import { lazily } from '../lazily.ts';
-import { ajvWith, compileOnce, compileSerializer } from '../http/validation.ts';
-import { fieldErrors } from '../http/envelope.ts';
+import { MAX_TOOL_PAGE_SIZE, toolPageSchema } from '../http/pages.ts';
+import { lazily } from '../http/lazily.ts';
+import { ajvWith, compileOnce, fieldErrors } from '../../core/validation.ts';
+import { compileSerializer } from '../http/compilers.ts';
 
 /** A tool's arguments checked: the valid ones, or the failures worded as REST words them. */
 export type ArgumentCheck = { valid: true; data: Record<string, unknown> } | { valid: false; errorMessage: string };

@@ -240,7 +240,7 @@ t.test('/api/v1 responses carry no deprecation headers', async (t) => {
 t.test('a connection that never finishes its TLS handshake is closed after the handshake timeout, not held for ever', async (t) => {
   // A client that connects and sends nothing, and one that stops half-way through its
   // ClientHello: each holds a descriptor until the server drops it (README, "Hostile input").
-  const { HANDSHAKE_TIMEOUT_MS } = await import('../../core/http/transport.ts');
+  const { HANDSHAKE_TIMEOUT_MS } = await import('../../app/http/transport.ts');
   const partialHello = Buffer.from('16030100c8010000c40303', 'hex');
   const started = Date.now();
   const closedAfter = (payload?: Buffer) =>

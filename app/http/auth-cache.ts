@@ -1,23 +1,34 @@
 import pg from 'pg';
 import type { FastifyBaseLogger } from 'fastify';
-import { abandonConnection } from '../db/pool-guard.ts';
+import { abandonConnection } from '../db/query-deadline.ts';
+import type { CachedKey, KeyCache } from '../../core/auth/api-keys.ts';
+import type { MigrationDefinition } from '../../core/db/orm.ts';
 
 /**
- * What authentication needs to remember about a key between requests: the row `authenticate`
- * read, minus nothing (the secret hash stays, so every request still proves the secret).
+ * The triggers that tell every instance's cache what changed: a revoked or changed key, or a
+ * membership whose roles or status changed. Named `kernel-` as it always was (app/assemble.ts).
  */
-export interface CachedKey {
-  id: string;
-  secretHash: Buffer;
-  userId: string;
-  organizationId: string;
-  organizationUserId: string;
-  roles: string[];
-  expiresAt: number;
-  /** When lastUsedAt was last written by this process (ms), to write it at most once a minute. */
-  lastUsedWrittenAt: number;
-  cachedAt: number;
-}
+export const authNotifyMigrations: MigrationDefinition[] = [
+  {
+    name: 'kernel-0004-auth-notify',
+    sql: [
+      `create function labdata_notify_key() returns trigger language plpgsql as $$
+       begin
+         perform pg_notify('labdata_auth', 'k:' || coalesce(new.id, old.id));
+         return null;
+       end $$`,
+      `create trigger api_key_notify after update of revoked_at, expires_at, secret_hash, user_id, organization_id, organization_user_id or delete
+         on api_key for each row execute function labdata_notify_key()`,
+      `create function labdata_notify_organization_user() returns trigger language plpgsql as $$
+       begin
+         perform pg_notify('labdata_auth', 'u:' || coalesce(new.id, old.id));
+         return null;
+       end $$`,
+      `create trigger organization_user_notify after update of roles, status, organization_id, user_id or delete
+         on organization_user for each row execute function labdata_notify_organization_user()`,
+    ],
+  },
+];
 
 /** The channel the database triggers notify on when a key or an organization user changes. */
 export const AUTH_CHANNEL = 'labdata_auth';
@@ -50,7 +61,7 @@ const LISTENER_DEADLINE_MS = 2_000;
  * collecting everyone who arrived meanwhile), so under load it costs a fraction of a query
  * per request, and never a read of the key tables.
  */
-export class AuthCache {
+export class AuthCache implements KeyCache {
   #entries = new Map<string, CachedKey>();
   #client: pg.Client | undefined;
   #listening = false;

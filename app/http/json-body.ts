@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance } from 'fastify';
-import { BadRequestError, HttpError } from '../errors.ts';
+import { BadRequestError, HttpError } from '../../core/errors.ts';
 
 /** A body that cannot be read as JSON at all (not UTF-8, nested too deep): a JSON-RPC parse error on /mcp. */
 export class UnparsableBody extends BadRequestError {}

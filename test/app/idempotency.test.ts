@@ -187,7 +187,7 @@ t.test('a key is remembered for 24 hours', async (t) => {
 });
 
 t.test('a key left in progress by a process that died before its write committed is taken over', async (t) => {
-  // core/http/idempotency.ts: "A row left in progress by a process that died is taken over after
+  // app/http/idempotency.ts: "A row left in progress by a process that died is taken over after
   // STALE_SECONDS" (20); without that, every retry with the key would wait and 409 for 24 hours.
   const body = projectBody();
   // The same request by bob gives the request hash (it does not include the user): alice's claim

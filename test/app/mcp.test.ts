@@ -379,7 +379,7 @@ t.test('raw HTTP: methods, headers, parse errors', async (t) => {
 
 t.test('a single tools/call answers byte for byte as the SDK does (fast path vs SDK path)', async (t) => {
   const key = { 'x-api-key': bob.key };
-  // `_meta` is valid MCP but sends the request through the SDK's server and transport (core/mcp/fast-call.ts).
+  // `_meta` is valid MCP but sends the request through the SDK's server and transport (app/mcp/fast-call.ts).
   const call = (id: string | number, name: string, args: unknown, viaSdk: boolean) =>
     post(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(viaSdk ? { _meta: {} } : {}) } }), key);
   const cases: [string, string | number, string, unknown][] = [

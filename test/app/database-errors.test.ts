@@ -1,4 +1,4 @@
-// Issue 11, point 2: PostgreSQL errors are mapped in one place (core/db/errors.ts) to their
+// Issue 11, point 2: PostgreSQL errors are mapped in one place (app/http/database-failure.ts) to their
 // meaning, always with the error envelope, never a 500; serialization failures and deadlocks
 // are retried by the one transaction helper (core/db/transaction.ts) before anyone sees them.
 // The errors here are real: raised by PostgreSQL (constraint violations, a statement timeout,
@@ -6,7 +6,7 @@
 import t, { type Test } from 'tap';
 import pg from 'pg';
 import { db, definePlugin, defineRead, defineWrite, raw, sql, Type } from '../../core/public.ts';
-import { databaseFailure } from '../../core/db/errors.ts';
+import { databaseFailure } from '../../app/http/database-failure.ts';
 import { freePort } from '../../app/db/embedded.ts';
 import { startTestServer, type Response } from '../support/server.ts';
 import { callTool, connectMcp, resultText } from '../support/mcp.ts';

@@ -5,16 +5,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { Config } from '../config.ts';
-import { HttpError, ValidationError } from '../errors.ts';
+import type { Config } from '../../core/config.ts';
+import { HttpError, ValidationError } from '../../core/errors.ts';
 import { UnparsableBody } from '../http/json-body.ts';
-import type { Orm } from '../db/orm.ts';
-import { databaseFailure, OUTAGE_RETRY_AFTER, type DatabaseFailure } from '../db/errors.ts';
-import type { KernelServices } from '../kernel/services.ts';
+import type { Orm } from '../../core/db/orm.ts';
+import { databaseFailure, OUTAGE_RETRY_AFTER, type DatabaseFailure } from '../http/database-failure.ts';
+import type { KernelServices } from '../../core/kernel/services.ts';
 import { executeRead, operationContext } from '../http/operations.ts';
-import type { Actor } from '../auth/api-keys.ts';
+import type { Actor } from '../../core/auth/api-keys.ts';
 import type { ToolEntry } from './tools.ts';
-import { redactUrl } from '../logging/redact.ts';
+import { redactUrl } from '../http/redact.ts';
 import { clientHungUp, routeNotFound } from '../http/envelope.ts';
 import { fastCall, okResponse, protocolRefusal, rpcErrorResponse, toolErrorResponse, type FastCall } from './fast-call.ts';
 
@@ -77,7 +77,7 @@ function unavailable(failure: DatabaseFailure) {
 /** One line per tool call, like a request's: tool, user, organization, key id, duration, outcome. */
 function logToolCall(log: FastifyRequest['log'], actor: Actor, tool: string, started: number, outcome: Outcome | 'unknown_tool') {
   const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-  // The key id is already bound to the request's logger (core/http/auth.ts).
+  // The key id is already bound to the request's logger (app/http/auth.ts).
   log.info({ tool, userId: actor.userId, organizationId: actor.organizationId, organizationUserId: actor.organizationUserId, durationMs, outcome }, 'tool call');
 }
 
@@ -129,7 +129,7 @@ const printable = (value: string) => value.replace(/[^\x20-\x7e]|"/g, '?').slice
 /** The JSON-RPC error for a request Fastify refused before the MCP transport saw it. */
 function jsonRpcError(status: number, error: { code?: string }): { code: number; message: string } {
   if (status === 400 && error.code?.startsWith('FST_ERR_CTP_')) return { code: -32700, message: 'Parse error: the body is not valid JSON' };
-  // The kernel's JSON parser (core/http/json-body.ts): not UTF-8, or nested too deep.
+  // The kernel's JSON parser (app/http/json-body.ts): not UTF-8, or nested too deep.
   if (error instanceof UnparsableBody) return { code: -32700, message: `Parse error: ${error.message}` };
   if (status === 413) return { code: -32600, message: 'Invalid Request: the body is too large' };
   if (status === 429) return { code: -32000, message: 'Too Many Requests: the rate limit of this API key is exhausted; see Retry-After' };
@@ -174,7 +174,7 @@ export function registerMcp(
   const allowed = new Set(['localhost', ...opts.allowedHosts.map((h) => hostName(h) ?? h.toLowerCase())]);
   const toolList = [...opts.tools.values()].map((e) => e.tool);
 
-  /** A single tools/call of a known tool (core/mcp/fast-call.ts): same answer, no SDK server per request. */
+  /** A single tools/call of a known tool (app/mcp/fast-call.ts): same answer, no SDK server per request. */
   async function answerFast(call: FastCall, request: FastifyRequest, reply: FastifyReply) {
     const started = performance.now();
     let body: string;

@@ -1,8 +1,8 @@
 import type { SwaggerOptions } from '@fastify/swagger';
 import type { TSchema } from '@sinclair/typebox';
-import type { Kernel } from '../kernel/kernel.ts';
-import { summaryOf } from '../kernel/operations.ts';
-import { isCreate } from '../http/idempotency.ts';
+import type { Kernel } from '../../core/kernel/kernel.ts';
+import { summaryOf } from '../../core/kernel/operations.ts';
+import { isCreate } from './idempotency.ts';
 
 /**
  * The OpenAPI document of the public v1 surface (spec, "Machine-readable description and
@@ -24,7 +24,7 @@ export const SECURITY_SCHEMES = {
 
 export const SECURITY: Record<string, string[]>[] = Object.keys(SECURITY_SCHEMES).map((name) => ({ [name]: [] }));
 
-/** The spec's error envelope (core/http/envelope.ts), as a named schema. */
+/** The spec's error envelope (app/http/envelope.ts), as a named schema. */
 const ErrorEnvelope = {
   type: 'object',
   description: 'Every error with a body (spec, "Errors"); `details` and `errors` come with validation failures',
@@ -80,7 +80,7 @@ const HEADERS = {
   Location: { description: "The new record's URL", schema: { type: 'string' } },
 };
 
-/** The conditional and retry headers a caller may send (app/http/conditional.ts, core/http/idempotency.ts). */
+/** The conditional and retry headers a caller may send (app/http/conditional.ts, app/http/idempotency.ts). */
 const PARAMETERS = {
   IfNoneMatch: { in: 'header', name: 'If-None-Match', required: false, description: 'An entity tag from an earlier GET: 304 while it still matches', schema: { type: 'string' } },
   IfMatch: { in: 'header', name: 'If-Match', required: false, description: 'The entity tag the change is based on: 412 when the record has changed since', schema: { type: 'string' } },
@@ -199,7 +199,7 @@ function describe(kernel: Kernel, doc: Document): Document {
       name(bodyOf(op, status), def.response, def.operationId);
       op.responses[String(status)] = { ...op.responses[String(status)], description: status === 201 ? 'Created' : 'The record after the change' };
     }
-    // The same rule as the route (core/http/operations.ts): a body of optional fields may be left out.
+    // The same rule as the route (app/http/operations.ts): a body of optional fields may be left out.
     if (op.requestBody && !(def.body as { required?: string[] } | undefined)?.required?.length) (op.requestBody as { required?: boolean }).required = false;
     // A `version` in the body is an optimistic lock: a stale one is a 409.
     const versioned = Boolean((def.body as { properties?: Record<string, unknown> } | undefined)?.properties?.version);

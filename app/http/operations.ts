@@ -1,15 +1,16 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Orm } from '../db/orm.ts';
-import type { KernelServices } from '../kernel/services.ts';
-import { StatusResult, type OperationContext, type PagedRead, type ReadDefinition, type WriteDefinition } from '../kernel/operations.ts';
-import { MAX_PAGE_SIZE, pageEnvelope, pageQuerySchema, pageSchema, parsePageRequest } from '../pagination/index.ts';
-import type { Actor } from '../auth/api-keys.ts';
-import { ValidationError, type FieldError } from '../errors.ts';
+import type { Orm } from '../../core/db/orm.ts';
+import type { KernelServices } from '../../core/kernel/services.ts';
+import { StatusResult, type OperationContext, type PagedRead, type ReadDefinition, type WriteDefinition } from '../../core/kernel/operations.ts';
+import { MAX_PAGE_SIZE } from '../../core/pagination/index.ts';
+import { pageEnvelope, pageQuerySchema, pageSchema, parsePageRequest } from './pages.ts';
+import type { Actor } from '../../core/auth/api-keys.ts';
+import { ValidationError, type FieldError } from '../../core/errors.ts';
 import { idempotency, isCreate } from './idempotency.ts';
-import { SECURITY } from '../openapi/index.ts';
-import { requirePrecondition } from '../db/transaction.ts';
-import type { EntityManager } from '../db/orm.ts';
+import { SECURITY } from './openapi.ts';
+import { requirePrecondition } from '../../core/db/transaction.ts';
+import type { EntityManager } from '../../core/db/orm.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -95,7 +96,7 @@ function pageParameters(maxSize: number) {
 const defined = <T extends object>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 
 
-/** Declares every operation on the `/api/v1` mount (`/api/beta` is rewritten to it, core/http/beta-alias.ts). */
+/** Declares every operation on the `/api/v1` mount (`/api/beta` is rewritten to it, app/http/beta-alias.ts). */
 export function registerOperations(
   app: FastifyInstance,
   opts: { reads: ReadDefinition[]; writes: WriteDefinition[]; orm: Orm; services: KernelServices },
@@ -128,7 +129,7 @@ export function registerOperations(
     if (def.alternativeStatus && def.response) response[def.alternativeStatus] = def.response;
     // OpenAPI requires at least one response per operation; a null schema documents "no body".
     if (def.status === 204) response[204] = Type.Null({ description: 'No content' });
-    // Creates honour `Idempotency-Key` (core/http/idempotency.ts): claimed or replayed before validation.
+    // Creates honour `Idempotency-Key` (app/http/idempotency.ts): claimed or replayed before validation.
     const create = isCreate(def);
     app.route({
       method: def.method,

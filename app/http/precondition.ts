@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { OptimisticLockError } from '@mikro-orm/core';
-import { HttpError, VersionConflictError } from '../errors.ts';
+import { HttpError, VersionConflictError } from '../../core/errors.ts';
 
 // Apart from app/http/conditional.ts (the If-Match guard) so that the kernel's error envelope can
 // name them: the kernel imports nothing from app/, and conditional.ts imports the operation

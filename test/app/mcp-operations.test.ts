@@ -9,8 +9,8 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { captureLogs } from '../support/logs.ts';
 import { startTestServer } from '../support/server.ts';
 import { callTool, connectMcp } from '../support/mcp.ts';
-import { loadConfig } from '../../core/config.ts';
-import { mcpAllowedHosts } from '../../core/mcp/route.ts';
+import { loadConfig } from '../../app/config.ts';
+import { mcpAllowedHosts } from '../../app/mcp/route.ts';
 
 // The app's JSON log lines, parsed.
 const { logger, lines } = captureLogs();

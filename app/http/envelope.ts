@@ -1,10 +1,11 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError, ValidationError, type FieldError } from '../errors.ts';
-import { databaseFailure } from '../db/errors.ts';
+import { HttpError, ValidationError, type FieldError } from '../../core/errors.ts';
+import { databaseFailure } from './database-failure.ts';
 import { unauthorized } from './auth.ts';
 import { PreconditionFailedError, preconditionFailure } from './precondition.ts';
 import { callerPath } from './beta-alias.ts';
+import { fieldErrors, type AjvIssue } from '../../core/validation.ts';
 
 /** The spec's error envelope. 401 and 403 never carry one (empty body). */
 export interface ErrorEnvelope {
@@ -50,51 +51,9 @@ export function routeNotFound(request: FastifyRequest, reply: FastifyReply) {
   return sendError(request, reply, 404, `Route ${request.method} ${callerPath(request)} not found`);
 }
 
-interface AjvIssue {
-  instancePath: string;
-  keyword: string;
-  params: Record<string, unknown>;
-  message?: string;
-}
-
-/** The pattern of date inputs (core/schemas.ts `DateInput`): a failure is said in words, not as a regex. */
-export const DATE_INPUT_PATTERN = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2}))?$';
-
-/** Turns the schema validator's output into `{field, message}` items. */
-export function fieldErrors(issues: AjvIssue[], context: string | undefined): FieldError[] {
-  const out: FieldError[] = [];
-  const unionNoise = new Set<FieldError>();
-  for (const issue of issues) {
-    const segments = issue.instancePath.split('/').filter(Boolean).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-    if (issue.keyword === 'required') segments.push(String(issue.params.missingProperty));
-    if (issue.keyword === 'additionalProperties') segments.push(String(issue.params.additionalProperty));
-    // Array query parameters (sort) report an index; the parameter is what the caller named.
-    const field = segments.filter((s, i) => !(context === 'querystring' && i > 0 && /^\d+$/.test(s))).join('.') || context || 'body';
-    let message = issue.message ?? 'is invalid';
-    // `pattern: '\S'` is how schemas say "must not be blank" (see core/schemas.ts).
-    if (issue.keyword === 'pattern' && issue.params.pattern === '\\S') message = 'must not be blank';
-    if (issue.keyword === 'pattern' && issue.params.pattern === DATE_INPUT_PATTERN) message = 'must be a date (YYYY-MM-DD) or an ISO 8601 date-time with offset (YYYY-MM-DDThh:mm:ssZ)';
-    if (issue.keyword === 'required') message = 'is required';
-    if (issue.keyword === 'additionalProperties') message = 'is not a known field';
-    if (issue.keyword === 'format' && issue.params.format === 'uuid') message = 'must be a UUID';
-    if (issue.keyword === 'format' && issue.params.format === 'email') message = 'must be an e-mail address';
-    if (issue.keyword === 'enum' && Array.isArray(issue.params.allowedValues)) message = `must be one of ${issue.params.allowedValues.join(', ')}`;
-    if (out.some((e) => e.field === field && e.message === message)) continue;
-    const item = { field, message };
-    out.push(item);
-    // `Nullable(x)` is `anyOf [x, null]`: a bad value also fails the null branch and the union;
-    // those two say nothing the x branch's reason does not, so they go when it is there.
-    if (issue.keyword === 'anyOf' || (issue.keyword === 'type' && issue.params.type === 'null')) unionNoise.add(item);
-  }
-  // The x branch's reason may name a field inside the value (`status` of a nullable body).
-  const root = context || 'body';
-  const within = (inner: string, outer: string) => outer === root || inner === outer || inner.startsWith(`${outer}.`);
-  return out.filter((e) => !unionNoise.has(e) || !out.some((o) => !unionNoise.has(o) && within(o.field, e.field)));
-}
-
 /**
  * The single error handler: every thrown error becomes the envelope. Client mistakes keep
- * their 4xx; database errors get their meaning (core/db/errors.ts), a lost database a 503 with
+ * their 4xx; database errors get their meaning (app/http/database-failure.ts), a lost database a 503 with
  * `Retry-After`; anything unknown is a 500 whose message never reveals internals.
  */
 export function handleError(error: FastifyError & { validation?: AjvIssue[]; validationContext?: string }, request: FastifyRequest, reply: FastifyReply) {

@@ -23,15 +23,19 @@
  */
 import crypto from 'node:crypto';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import type { MigrationDefinition, Orm } from '../db/orm.ts';
+import type { MigrationDefinition, Orm } from '../../core/db/orm.ts';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { WriteDefinition } from '../kernel/operations.ts';
-import { startEachWriteWith } from '../db/transaction.ts';
-import { ConflictError } from '../errors.ts';
-import { sqlStateOf } from '../db/errors.ts';
+import type { WriteDefinition } from '../../core/kernel/operations.ts';
+import { startEachWriteWith } from '../../core/db/transaction.ts';
+import { ConflictError } from '../../core/errors.ts';
+import { sqlStateOf } from '../../core/db/errors.ts';
 import { isBeta } from './beta-alias.ts';
 import { sendError } from './envelope.ts';
 
+/**
+ * The table of `Idempotency-Key`. Named `kernel-` as they always were: they run right after the
+ * kernel's own (assembleDeployment, app/assemble.ts), so every database has them in one order.
+ */
 export const idempotencyMigrations: MigrationDefinition[] = [
   {
     name: 'kernel-0006-idempotency-keys',
