@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { StartupError, ensureDataDir } from '../startup.ts';
-import { sqlStateOf } from '../../core/db/errors.ts';
+import { isConnectionFailure, sqlStateOf } from '../../core/db/errors.ts';
 import { createDatabaseIfMissing, quietClient } from './create-database.ts';
 import { binariesFor, clusterAccount, clusterDirectory, initCluster, isAlive, prepareClusterDir, startCluster, stopPostmaster, type Account, type ClusterProcess } from './postgres-cluster.ts';
 
@@ -242,6 +242,9 @@ export async function startEmbeddedDatabase(dataDir: string, log: (msg: string) 
       share = await shareOf(port, urlFor);
     } catch (err) {
       await cluster.stop();
+      // A process that joined and left before this one had its share found itself the last user
+      // and stopped the cluster under it: start it again.
+      if (isConnectionFailure(err) && Date.now() < deadline) continue;
       throw err;
     }
     log(`embedded PostgreSQL started on port ${port}`);
