@@ -1,7 +1,6 @@
 import type { SwaggerOptions } from '@fastify/swagger';
 import type { TSchema } from '@sinclair/typebox';
 import type { Kernel } from '../../core/kernel/kernel.ts';
-import { summaryOf } from '../../core/kernel/operations.ts';
 import { isCreate } from './idempotency.ts';
 
 /**
@@ -12,6 +11,9 @@ import { isCreate } from './idempotency.ts';
  */
 
 export const PUBLIC_MOUNT = '/api/v1';
+
+/** `list_projects` → "List projects": the default summary of an operation. */
+const summaryOf = (name: string) => name.charAt(0).toUpperCase() + name.slice(1).replaceAll('_', ' ');
 
 /** `/projects/:id` → `/api/v1/projects/{id}`. */
 export const openApiPath = (path: string) => PUBLIC_MOUNT + path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');

@@ -3,22 +3,16 @@ import { raw, sql, type Sql } from '../db/sql.ts';
 import { Startup } from '../kernel/startup.ts';
 
 /**
- * Exact page totals without counting rows.
- *
- * Triggers (kernel and plugin migrations `*-counters`) keep two tables in the writing
- * transaction:
- * - `visibility_count`: per organization × kind (`project`, `study`, `assay`, `activity`) ×
- *   visibility class (the project's `PUBLIC`/`PROTECTED`/`PRIVATE`, `NONE` for activity without
- *   a project, `DELETED` for rows of a deleted project) × activity category, once for the whole
- *   organization (`actor_id` = nil) and once per acting user (activity);
- * - `record_count`: per parent record (project, study, assay) × kind × category.
- * Rows are sharded by backend (`pg_backend_pid() % 8`) so concurrent writers do not serialize on
- * one row; a total sums its shards. A caller's total is then the sum over the classes they see,
- * plus, for the PRIVATE class, the per-project counts of the projects they are granted — cost
- * O(the caller's grants), never O(rows).
- *
- * Rows that arrive without the triggers (a restore, a load with triggers disabled) are counted
- * by `labdata recount` (app/db/recount.ts), which corrects every counter from the rows while writers go on.
+ * Exact page totals without counting rows. Triggers (kernel and plugin migrations `*-counters`)
+ * keep two tables in the writing transaction: `visibility_count`, per organization × kind
+ * (`project`, `study`, `assay`, `activity`) × visibility class (the project's visibility, `NONE`
+ * for activity without a project, `DELETED` for rows of a deleted project) × activity category,
+ * for the whole organization (`actor_id` = nil) and per acting user (activity); and
+ * `record_count`, per parent record × kind × category. Rows are sharded by backend
+ * (`pg_backend_pid() % 8`) so concurrent writers do not serialize on one row. A caller's total
+ * sums the classes they see, plus, for PRIVATE, the counts of the projects they are granted:
+ * O(the caller's grants), never O(rows). Rows that arrive without the triggers (a restore, a
+ * load with triggers off) are counted by `labdata recount` (app/db/recount.ts).
  */
 export const NIL_ACTOR = '00000000-0000-0000-0000-000000000000';
 

@@ -92,31 +92,6 @@ export const kernelMigrations: MigrationDefinition[] = [
     ],
   },
   {
-    name: 'kernel-0003-provisioning',
-    sql: [
-      // One row per external step of a record's provisioning (lib/integrations/provisioning.ts): the job queue
-      // runs it; the row keeps its status and result, so a rerun never repeats finished work.
-      `create table provisioning_step (
-        id uuid primary key,
-        organization_id uuid not null references organization (id) deferrable initially deferred,
-        record_kind text not null,
-        record_id uuid not null,
-        plugin text not null,
-        step text not null,
-        payload jsonb not null,
-        status text not null check (status in ('PENDING', 'RUNNING', 'DONE', 'FAILED')),
-        result jsonb,
-        attempts integer not null default 0,
-        last_error text,
-        created_by_id uuid not null references organization_user (id) deferrable initially deferred,
-        user_id uuid not null,
-        created_at timestamptz not null default now(),
-        updated_at timestamptz not null default now(),
-        completed_at timestamptz)`,
-      `create index provisioning_step_record_idx on provisioning_step (record_kind, record_id)`,
-    ],
-  },
-  {
     name: 'kernel-0005-counters',
     sql: [
       // Exact page totals without counting rows (core/counters): per organization x kind x

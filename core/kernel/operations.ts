@@ -71,9 +71,6 @@ type WriteInput<P, Q, B> = {
 
 export type WriteErrorStatus = 403 | 409;
 
-/** `list_projects` → "List projects": the default summary of an operation. */
-export const summaryOf = (name: string) => name.charAt(0).toUpperCase() + name.slice(1).replaceAll('_', ' ');
-
 /** A REST write (writes never become MCP tools: the agent endpoint is read-only). */
 export interface WriteDefinition<
   P extends TObject | undefined = any,

@@ -9,9 +9,9 @@ export {
   askVendor, vendorStep, vendorEndpoint, vendorUrlProblem, linkExisting, verifyExisting, VendorClient, VendorError,
   type OutboundPolicy, type VendorClientOptions, type VendorRequest, type VendorResponse, type VendorIntegration, type VendorEndpoint, type ExistingLink,
 } from './vendor-http.ts';
-/** Provisioning: per-kernel service (`provisioning(ctx.services)`), step types and the retry-initialization write. */
+/** Provisioning: per-kernel service (`provisioning(ctx.services)`), step types, the retry-initialization write, its table. */
 export {
-  provisioning, StepFailedError, retryInitializationWrite, STEP_STATUSES, type ProvisioningService, type ProvisioningStep, type StepContext,
+  provisioning, provisioningMigrations, StepFailedError, retryInitializationWrite, STEP_STATUSES, type ProvisioningService, type ProvisioningStep, type StepContext,
   type StepExecutor, type StepResult, type StepStatus, type ExecutorOptions, type ProvisionedKind, type RecordScope, type AddStepInput,
 } from './provisioning.ts';
 /** Public and secret connection settings (allow-list). */

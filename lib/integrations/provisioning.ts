@@ -35,6 +35,37 @@ import crypto from 'node:crypto';
 import type { EntitySchema } from '@mikro-orm/core';
 import { type Actor, db, defineWrite, type EntityManager, errors, type JobContext, type KernelServices, type OperationContext, raw, schemas, sql, type Static, type TSchema, withArticle } from '../../core/public.ts';
 
+/**
+ * The table of provisioning steps: one row per external step of a record's provisioning; the
+ * job queue runs it, and the row keeps its status and result, so a rerun never repeats finished
+ * work. Named `kernel-` as it always was: the composition hands it to the kernel (app/assemble.ts).
+ */
+export const provisioningMigrations: db.MigrationDefinition[] = [
+  {
+    name: 'kernel-0003-provisioning',
+    sql: [
+      `create table provisioning_step (
+        id uuid primary key,
+        organization_id uuid not null references organization (id) deferrable initially deferred,
+        record_kind text not null,
+        record_id uuid not null,
+        plugin text not null,
+        step text not null,
+        payload jsonb not null,
+        status text not null check (status in ('PENDING', 'RUNNING', 'DONE', 'FAILED')),
+        result jsonb,
+        attempts integer not null default 0,
+        last_error text,
+        created_by_id uuid not null references organization_user (id) deferrable initially deferred,
+        user_id uuid not null,
+        created_at timestamptz not null default now(),
+        updated_at timestamptz not null default now(),
+        completed_at timestamptz)`,
+      `create index provisioning_step_record_idx on provisioning_step (record_kind, record_id)`,
+    ],
+  },
+];
+
 /** The states of a provisioning step row. */
 export const STEP_STATUSES = ['PENDING', 'RUNNING', 'DONE', 'FAILED'] as const;
 /** One of STEP_STATUSES. */
