@@ -29,7 +29,7 @@ export type { EntityManager } from '@mikro-orm/postgresql';
 export { defineEntity, p } from '@mikro-orm/core';
 /** TypeBox, the schema language of every operation (the kernel's copy). */
 export { Type, type Static, type TSchema, type TObject } from '@sinclair/typebox';
-/** Errors an operation throws; the kernel turns them into the spec's error responses. */
+/** Errors an operation throws; the server turns them into the spec's error responses. */
 export * as errors from './api/errors.ts';
 /** Running SQL, the retrying write transaction, row locks in the global order, migrations. */
 export * as db from './api/db.ts';

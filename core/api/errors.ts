@@ -1,5 +1,5 @@
 /**
- * `errors` of the kernel's entry point: what an operation throws; the kernel turns each into the
+ * `errors` of the kernel's entry point: what an operation throws; the server turns each into the
  * spec's error response (app/http/envelope.ts).
  */
 /** Any HTTP error with a status and a message; the others extend it. */

@@ -16,7 +16,7 @@ export interface KernelServices {
   startup: Startup;
   permissions: PermissionService;
   activity: ActivityService<OperationContext>;
-  /** The durable job queue (pg-boss): define jobs in setup, enqueue inside write transactions. */
+  /** The durable job queue: define jobs in setup, enqueue inside write transactions (run on pg-boss by app/). */
   jobs: JobQueue<KernelServices>;
   /** Seals and opens stored credentials (AES-256-GCM, LABDATA_SECRET_KEY). */
   secrets: SecretBox;
