@@ -42,6 +42,7 @@ export interface KeyCache {
 }
 
 export const ADMIN_ROLE = 'ORGANIZATION_ADMIN';
+
 // key_<keyId>.<secret>: keyId is 20 lowercase base32 characters, the secret 32 random bytes.
 const KEY_PATTERN = /^key_([a-z2-7]{20})\.([A-Za-z0-9_-]{43})$/;
 
