@@ -93,11 +93,11 @@ export class TeamService {
   }
 
   /**
-   * Organization-user ids for the given user or organization-user ids; anything else is a 400.
-   * `joining` is false for removals; otherwise an INACTIVE user who is not in `current` already
+   * Organization-user ids for the requested user or organization-user ids; anything else is a 400
+   * naming the field the request used. `joining` is false for removals; otherwise an INACTIVE user who is not in `current` already
    * is a 400 too (the grant would come back to life on reactivation).
    */
-  async #members(ctx: OperationContext, given: string[], joining: boolean, current: string[] = [], field = 'userIds'): Promise<string[]> {
+  async #members(ctx: OperationContext, { ids: given, field }: RequestedMembers, joining: boolean, current: string[] = []): Promise<string[]> {
     if (given.length === 0) return [];
     // UUIDs arrive in either case (the schema's format allows both); the database gives lower case.
     const ids = given.map((id) => id.toLowerCase());
@@ -145,7 +145,7 @@ export class TeamService {
     const requested = requestedMembers(body);
     const id = await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
-      const members = requested ? await this.#members(tx, requested.ids, true, [], requested.field) : [];
+      const members = requested ? await this.#members(tx, requested, true) : [];
       const team = em.create(tables.Team, {
         id: crypto.randomUUID(),
         organizationId: ctx.actor.organizationId,
@@ -173,7 +173,7 @@ export class TeamService {
       if (changed.length) ctx.services.activity.record(em, ctx.actor, { eventType: 'team.updated', data: { teamId: id, fields: changed } });
       if (requested) {
         const current = await this.#current(tx, id);
-        const wanted = await this.#members(tx, requested.ids, true, current, requested.field);
+        const wanted = await this.#members(tx, requested, true, current);
         if (await this.#changeMembers(tx, id, wanted, current.filter((m) => !wanted.includes(m)))) team.updatedAt = new Date();
       }
     });
@@ -194,7 +194,7 @@ export class TeamService {
       const team = await this.#lock(tx, id);
       ctx.services.permissions.assertAdmin(ctx.actor);
       const current = direction === 'add' ? await this.#current(tx, id) : [];
-      const members = await this.#members(tx, userIds, direction === 'add', current);
+      const members = await this.#members(tx, { ids: userIds, field: 'userIds' }, direction === 'add', current);
       if (await this.#changeMembers(tx, id, direction === 'add' ? members : [], direction === 'remove' ? members : [])) team.updatedAt = new Date();
     });
     return this.get(ctx, id);
