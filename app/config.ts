@@ -108,5 +108,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobConcurrency,
     rateLimitPerMinute: rateLimit,
     vendorAllowLinkLocal: bool('LABDATA_VENDOR_ALLOW_LINK_LOCAL', env.LABDATA_VENDOR_ALLOW_LINK_LOCAL, false),
+    settings: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[0].startsWith('LABDATA_') && e[1] !== undefined)),
   };
 }

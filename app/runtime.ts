@@ -8,6 +8,7 @@ import { assembleDeployment } from './assemble.ts';
 import { recount, RecountUnsettled } from './db/recount.ts';
 import { loadDeploymentPlugins } from './plugins.ts';
 import { JobRunner } from './jobs/runner.ts';
+import { BackgroundTasks } from './jobs/background.ts';
 import { createDatabaseIfMissing } from './db/create-database.ts';
 import { databaseFailure, describeDatabaseUrl } from './startup.ts';
 import { PluginLoadError } from '../core/kernel/loader.ts';
@@ -102,6 +103,9 @@ async function assemble(config: Config, log: Logger, options: RuntimeOptions): P
       throw err;
     }
   }
+  // The plugins' background tasks run where job workers run: in the serving process.
+  const background = new BackgroundTasks(kernel.services.jobs);
+  if (options.jobs === 'workers') background.start({ orm, services: kernel.services, log: log as unknown as FastifyBaseLogger });
   return {
     config,
     kernel,
@@ -110,7 +114,8 @@ async function assemble(config: Config, log: Logger, options: RuntimeOptions): P
     embedded,
     log,
     async close() {
-      // Workers first (they use the pool), then the pool, then the database.
+      // Workers and tasks first (they use the pool), then the pool, then the database.
+      await background.stop();
       await jobs.stop();
       await orm.close();
       await db.stop();

@@ -25,4 +25,6 @@ export interface Config {
   rateLimitPerMinute: number;
   /** LABDATA_VENDOR_ALLOW_LINK_LOCAL: vendor URLs may name link-local and cloud metadata addresses (off by default). */
   vendorAllowLinkLocal: boolean;
+  /** Every LABDATA_* variable as set: a plugin reads its own (e.g. LABDATA_WEBHOOK_RETRY_DELAYS) in setup, throwing on a bad one. */
+  settings: Readonly<Record<string, string>>;
 }

@@ -9,6 +9,7 @@ export const Assay = defineEntity({
     organizationId: p.uuid(),
     studyId: p.uuid(),
     assayTypeId: p.uuid(),
+    code: p.string().nullable(),
     name: p.string(),
     description: p.string().nullable(),
     startDate: p.datetime().nullable(),

@@ -83,4 +83,13 @@ export const migrations: db.MigrationDefinition[] = [
       `create index assay_org_status_desc_idx on assay (organization_id, status desc, id)`,
     ],
   },
+  {
+    name: 'assays-0005-code',
+    sql: [
+      // How labs name their assays (Study Tracker's codes, e.g. an import): optional, unique in
+      // the organization ignoring case, so the index also finds a code typed in another case.
+      `alter table assay add column code text`,
+      `create unique index assay_org_code_key on assay (organization_id, lower(code)) where code is not null`,
+    ],
+  },
 ];

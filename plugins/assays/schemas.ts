@@ -11,6 +11,7 @@ export function assaySchema(extra: Record<string, TSchema>) {
     projectId: schemas.Uuid({ description: 'The parent study\'s project (follows moves)' }),
     studyId: schemas.Uuid({ description: 'Parent study' }),
     assayTypeId: schemas.Uuid({ description: 'The assay type, fixed at creation' }),
+    code: schemas.Nullable(Type.String({ description: 'Unique among the organization\'s assays when set' })),
     name: Type.String(),
     description: schemas.Nullable(Type.String()),
     startDate: schemas.Nullable(schemas.Timestamp({ description: 'ISO 8601 UTC' })),

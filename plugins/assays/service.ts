@@ -16,6 +16,7 @@ interface AssayShape extends LifecycleShape {
   studyId: string;
   assayTypeId: string;
   name: string;
+  code?: string | null;
   description?: string | null;
   startDate?: Date | string | null;
   fieldValues: Values;
@@ -29,6 +30,7 @@ function toDto(a: AssayShape, { projectId }: ActivityScope) {
     projectId,
     studyId: a.studyId,
     assayTypeId: a.assayTypeId,
+    code: a.code ?? null,
     name: a.name,
     description: a.description ?? null,
     startDate: db.isoDate(a.startDate ?? null),
@@ -68,14 +70,14 @@ export function assayRecords(ctx: SetupContext, extensions: RecordExtensions<Ass
     extensions,
     parent: { kind: 'study', field: 'studyId' },
     columns: sql`a.id, a.organization_id as "organizationId", a_s.project_id as "projectId", a.study_id as "studyId",
-      a.assay_type_id as "assayTypeId", a.name, a.description, a.start_date as "startDate", a.field_values as "fieldValues",
+      a.assay_type_id as "assayTypeId", a.code, a.name, a.description, a.start_date as "startDate", a.field_values as "fieldValues",
       ${lifecycleColumns('a')}`,
     access: assayAccess,
     locks: assayLocks,
     total: (actor) => visibleChildTotal(actor, 'assay'),
     toDto,
     record: (a, { projectId }) => ({ id: a.id, organizationId: a.organizationId, projectId, studyId: a.studyId, assayTypeId: a.assayTypeId, name: a.name, status: a.status }),
-    editable: ['name', 'description', 'startDate'],
+    editable: ['code', 'name', 'description', 'startDate'],
     prepare: (body) => ({ ...body, startDate: schemas.parseDateInput('startDate', body.startDate as string | undefined) }),
     async build(op, body) {
       const b = body as CreateBody & { startDate?: Date };
@@ -89,6 +91,7 @@ export function assayRecords(ctx: SetupContext, extensions: RecordExtensions<Ass
         organizationId: op.actor.organizationId,
         studyId: b.studyId,
         assayTypeId: type.id,
+        code: b.code ?? null,
         name: b.name,
         description: b.description ?? null,
         startDate: b.startDate ?? null,

@@ -8,6 +8,7 @@ export const Study = defineEntity({
     id: p.uuid().primary(),
     organizationId: p.uuid(),
     projectId: p.uuid(),
+    code: p.string().nullable(),
     name: p.string(),
     description: p.string().nullable(),
     startDate: p.datetime().nullable(),

@@ -90,4 +90,13 @@ export const migrations: db.MigrationDefinition[] = [
       `create index study_org_status_desc_idx on study (organization_id, status desc, id)`,
     ],
   },
+  {
+    name: 'studies-0005-code',
+    sql: [
+      // How labs name their studies (Study Tracker's codes, e.g. an import): optional, unique in
+      // the organization ignoring case, so the index also finds a code typed in another case.
+      `alter table study add column code text`,
+      `create unique index study_org_code_key on study (organization_id, lower(code)) where code is not null`,
+    ],
+  },
 ];

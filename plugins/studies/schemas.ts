@@ -7,6 +7,7 @@ export function studySchema(extra: Record<string, TSchema>) {
     id: schemas.Uuid(),
     organizationId: schemas.Uuid(),
     projectId: schemas.Uuid({ description: 'Parent project' }),
+    code: schemas.Nullable(Type.String({ description: 'Unique among the organization\'s studies when set' })),
     name: Type.String(),
     description: schemas.Nullable(Type.String()),
     startDate: schemas.Nullable(schemas.Timestamp({ description: 'ISO 8601 UTC' })),

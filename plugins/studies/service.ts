@@ -6,6 +6,7 @@ import { studyAccess, studyLocks, type StudyRecord } from './extensions.ts';
 import type { CreateBody } from './schemas.ts';
 
 interface StudyShape extends StudyRecord, LifecycleShape {
+  code?: string | null;
   description?: string | null;
   startDate?: Date | string | null;
 }
@@ -15,6 +16,7 @@ function toDto(s: StudyShape) {
     id: s.id,
     organizationId: s.organizationId,
     projectId: s.projectId,
+    code: s.code ?? null,
     name: s.name,
     description: s.description ?? null,
     startDate: db.isoDate(s.startDate ?? null),
@@ -44,13 +46,13 @@ export function studyRecords(ctx: SetupContext, extensions: RecordExtensions<Stu
     entity: Study,
     extensions,
     parent: { kind: 'project', field: 'projectId' },
-    columns: sql`s.id, s.organization_id as "organizationId", s.project_id as "projectId", s.name, s.description,
+    columns: sql`s.id, s.organization_id as "organizationId", s.project_id as "projectId", s.code, s.name, s.description,
       s.start_date as "startDate", ${lifecycleColumns('s')}`,
     access: studyAccess,
     locks: studyLocks,
     total: (actor) => visibleChildTotal(actor, 'study'),
     toDto,
-    editable: ['name', 'description', 'startDate'],
+    editable: ['code', 'name', 'description', 'startDate'],
     prepare: (body) => ({ ...body, startDate: schemas.parseDateInput('startDate', body.startDate as string | undefined) }),
     build: (op, body) => {
       const b = body as CreateBody & { startDate?: Date };
@@ -58,6 +60,7 @@ export function studyRecords(ctx: SetupContext, extensions: RecordExtensions<Stu
         id: newId(),
         organizationId: op.actor.organizationId,
         projectId: b.projectId,
+        code: b.code ?? null,
         name: b.name,
         description: b.description ?? null,
         status: 'ACTIVE',

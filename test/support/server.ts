@@ -12,6 +12,7 @@ import { loadDeploymentPlugins as loadPlugins } from '../../app/plugins.ts';
 import type { PluginDefinition } from '../../core/kernel/plugin.ts';
 import { buildApp } from '../../app/http/app.ts';
 import { JobRunner, type JobRunnerOptions } from '../../app/jobs/runner.ts';
+import { BackgroundTasks } from '../../app/jobs/background.ts';
 import type { KernelServices } from '../../core/kernel/services.ts';
 import { addMembership, createOrganization, createTeam, createUser, issueKey, revokeKey, setRoles } from '../../app/cli/admin.ts';
 import { createMigratedDatabase, type Teardown } from './db.ts';
@@ -27,8 +28,8 @@ export interface TestServerOptions {
   /** A pino logger for the app (default: silent). */
   logger?: FastifyBaseLogger;
   /**
-   * Run job workers (provisioning ...) in this server. Without it jobs are queued but never run.
-   * Retries happen at once (no delay) either way.
+   * Run job workers (provisioning ...) and the plugins' background tasks in this server. Without
+   * it jobs are queued but never run. Retries happen at once (no delay) either way.
    */
   jobs?: boolean;
   /** Seconds after which a run is presumed dead and rerun (restart tests); default 300. */
@@ -248,6 +249,11 @@ export async function startTestServer(t: Teardown, opts: TestServerOptions = {})
     await jobs.start(jobOptions);
     // Before the pool closes (cleanups run in reverse).
     cleanups.push(() => jobs.stop({ graceful: false }));
+  }
+  if (opts.jobs) {
+    const background = new BackgroundTasks(kernel.services.jobs);
+    background.start({ orm, services: kernel.services, log: opts.logger ?? silent });
+    cleanups.push(() => background.stop());
   }
   const tls = await testTls();
   const app = await buildApp({ kernel, orm, tls, logger: opts.logger });
