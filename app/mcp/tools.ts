@@ -75,14 +75,14 @@ function pageProperties(def: PagedRead) {
   return { page, size: Type.Optional(Type.Integer({ minimum: 1, maximum: max, description: `Page size (default 20, at most ${max})` })) };
 }
 
+/** The path and query parameters, or the read's own tool parameters in their place (`toolParams`). */
 function inputSchema(def: ReadDefinition): { schema: TObject; lists: Set<string> } {
-  const query = oneOrMany({ ...(def.query?.properties ?? {}) });
+  const own = oneOrMany({ ...(def.toolParams ? def.toolParams.properties : { ...def.params?.properties, ...def.query?.properties }) });
   const schema = Type.Object({
-    ...((def.toolParams ?? def.params)?.properties ?? {}),
-    ...query.properties,
+    ...own.properties,
     ...(def.paged ? pageProperties(def) : {}),
   });
-  return { schema, lists: query.lists };
+  return { schema, lists: own.lists };
 }
 
 /** A display name from the tool name: `list_studies_by_project` → "List studies by project". */

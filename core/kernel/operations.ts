@@ -28,9 +28,9 @@ interface ReadBase<P extends TObject | undefined, Q extends TObject | undefined,
   /** Expose as an MCP tool (default true). */
   tool?: boolean;
   /**
-   * The tool's own parameters, when they differ from the path's: a look-up tool takes a single
-   * `id` (spec, "Agent tool endpoint", rule 2) even where the REST path also names the parent
-   * (`/projects/:projectId/notes/:id`). Path parameters left out are undefined in a tool call.
+   * The tool's own parameters, in place of the path's and the query's: a look-up tool takes a
+   * single `id` (spec, "Agent tool endpoint", rule 2) where the REST path also names the parent;
+   * the `search` tool calls `q` `query`. Parameters left out are undefined in a tool call.
    */
   toolParams?: TObject;
   tags?: string[];

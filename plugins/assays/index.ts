@@ -5,6 +5,7 @@ import { events } from './events.ts';
 import { migrations } from './migrations.ts';
 import { assayCounters } from './counters.ts';
 import { assayExtensions, RESERVED_ASSAY_FIELDS, type AssayRecord } from './extensions.ts';
+import { assaySearch } from './search.ts';
 import { assaySchema, createBodySchema, updateBodySchema } from './schemas.ts';
 import { assayRecords, assaySort } from './service.ts';
 
@@ -24,6 +25,7 @@ export default definePlugin({
   events,
   setup(ctx) {
     ctx.services.counters.register(assayCounters);
+    assaySearch.declare(ctx);
     const extensions = new RecordExtensions<AssayRecord>('assay', RESERVED_ASSAY_FIELDS);
     ctx.provide(assayExtensions, extensions);
     // Notes, tasks, links, folders and activity feeds attach to assays; provisioning moves them through INITIALIZING;

@@ -1,4 +1,5 @@
 import type { db } from '../../core/public.ts';
+import { assaySearch } from './search.ts';
 
 export const migrations: db.MigrationDefinition[] = [
   {
@@ -92,4 +93,6 @@ export const migrations: db.MigrationDefinition[] = [
       `create unique index assay_org_code_key on assay (organization_id, lower(code)) where code is not null`,
     ],
   },
+  // Searchable (plugins/search): always the last migration, it reads the table as the others leave it.
+  assaySearch.migration,
 ];

@@ -3,6 +3,7 @@ import { cascadeWithParents, parentParam, parentParams, parentProperties, parent
 import { ExternalLink } from './entities.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
+import { externalLinkSearch } from './search.ts';
 import { createBodySchema, externalLinkSchema, updateBodySchema } from './schemas.ts';
 import { ExternalLinkService, linkSort } from './service.ts';
 
@@ -23,7 +24,10 @@ export default definePlugin({
   entities: [ExternalLink],
   migrations,
   events,
-  setup: () => new ExternalLinkService(),
+  setup(ctx) {
+    externalLinkSearch.declare(ctx);
+    return new ExternalLinkService();
+  },
   register(ctx, service) {
     const parents = parentKinds(ctx.services).all();
     // Deleting a project, study or assay deletes its links, in the same transaction.

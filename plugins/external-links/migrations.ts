@@ -1,4 +1,5 @@
 import type { db } from '../../core/public.ts';
+import { externalLinkSearch } from './search.ts';
 
 export const migrations: db.MigrationDefinition[] = [
   {
@@ -22,4 +23,6 @@ export const migrations: db.MigrationDefinition[] = [
       `create index external_link_parent_idx on external_link (parent_kind, parent_id, created_at desc, id)`,
     ],
   },
+  // Searchable (plugins/search): always the last migration, it reads the table as the others leave it.
+  externalLinkSearch.migration,
 ];

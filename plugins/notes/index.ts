@@ -5,6 +5,7 @@ import { Note, NoteVersion } from './entities.ts';
 import { events } from './events.ts';
 import { notesService } from './extensions.ts';
 import { migrations } from './migrations.ts';
+import { noteSearch } from './search.ts';
 import { noteSchema } from './schemas.ts';
 import { NoteService, noteSort, ORGANIZATION } from './service.ts';
 
@@ -31,6 +32,7 @@ export default definePlugin({
   bootstrap: { notes: notesSection },
   setup(ctx) {
     const service = new NoteService(ctx.services);
+    noteSearch.declare(ctx);
     ctx.provide(notesService, service);
     return service;
   },

@@ -1,4 +1,5 @@
 import type { db } from '../../core/public.ts';
+import { noteSearch } from './search.ts';
 
 export const migrations: db.MigrationDefinition[] = [
   {
@@ -39,4 +40,31 @@ export const migrations: db.MigrationDefinition[] = [
       `create index note_live_idx on note (parent_kind, parent_id, organization_id) where not archived`,
     ],
   },
+  {
+    name: 'notes-0003-text',
+    sql: [
+      // The words of a note's content, whatever its format: TIPTAP and QUILL store JSON documents,
+      // whose text is in their "text" nodes and string "insert"s (their keys and node types are
+      // not words); content that is not the JSON its format says is read as it is. For search.
+      `create function labdata_note_text(format text, content text) returns text language plpgsql immutable as $$
+       begin
+         if format = 'TIPTAP' then
+           begin
+             return coalesce((select string_agg(t #>> '{}', ' ')
+               from jsonb_path_query(content::jsonb, 'strict $.**.text ? (@.type() == "string")') t), '');
+           exception when others then return content;
+           end;
+         elsif format = 'QUILL' then
+           begin
+             return coalesce((select string_agg(t #>> '{}', '')
+               from jsonb_path_query(content::jsonb, 'strict $.ops[*].insert ? (@.type() == "string")') t), '');
+           exception when others then return content;
+           end;
+         end if;
+         return content;
+       end $$`,
+    ],
+  },
+  // Searchable (plugins/search): always the last migration, it reads the table as the others leave it.
+  noteSearch.migration,
 ];

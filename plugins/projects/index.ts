@@ -5,6 +5,7 @@ import { events } from './events.ts';
 import { migrations } from './migrations.ts';
 import { projectCounters } from './counters.ts';
 import { projectExtensions, RESERVED_PROJECT_FIELDS, type ProjectRecord } from './extensions.ts';
+import { projectSearch } from './search.ts';
 import { createBodySchema, projectSchema, updateBodySchema } from './schemas.ts';
 import { projectRecords, projectSort } from './service.ts';
 
@@ -24,6 +25,7 @@ export default definePlugin({
   events,
   setup(ctx) {
     ctx.services.counters.register(projectCounters);
+    projectSearch.declare(ctx);
     const extensions = new RecordExtensions<ProjectRecord>('project', RESERVED_PROJECT_FIELDS);
     ctx.provide(projectExtensions, extensions);
     return projectRecords(ctx, extensions);

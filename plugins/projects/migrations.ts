@@ -1,4 +1,5 @@
 import type { db } from '../../core/public.ts';
+import { projectSearch } from './search.ts';
 
 export const migrations: db.MigrationDefinition[] = [
   {
@@ -219,4 +220,6 @@ export const migrations: db.MigrationDefinition[] = [
       `create index project_org_code_desc_idx on project (organization_id, code desc, id)`,
     ],
   },
+  // Searchable (plugins/search): always the last migration, it reads the table as the others leave it.
+  projectSearch.migration,
 ];

@@ -5,6 +5,7 @@ import { events } from './events.ts';
 import { migrations } from './migrations.ts';
 import { studyCounters } from './counters.ts';
 import { RESERVED_STUDY_FIELDS, studyExtensions, studyReader, type StudyRecord } from './extensions.ts';
+import { studySearch } from './search.ts';
 import { createBodySchema, studySchema, updateBodySchema } from './schemas.ts';
 import { studyRecords, studySort } from './service.ts';
 
@@ -24,6 +25,7 @@ export default definePlugin({
   events,
   setup(ctx) {
     ctx.services.counters.register(studyCounters);
+    studySearch.declare(ctx);
     const extensions = new RecordExtensions<StudyRecord>('study', RESERVED_STUDY_FIELDS);
     ctx.provide(studyExtensions, extensions);
     // Deleting a project deletes its studies (and, through their own hooks, their children).

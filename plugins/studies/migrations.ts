@@ -1,4 +1,5 @@
 import type { db } from '../../core/public.ts';
+import { studySearch } from './search.ts';
 
 export const migrations: db.MigrationDefinition[] = [
   {
@@ -99,4 +100,6 @@ export const migrations: db.MigrationDefinition[] = [
       `create unique index study_org_code_key on study (organization_id, lower(code)) where code is not null`,
     ],
   },
+  // Searchable (plugins/search): always the last migration, it reads the table as the others leave it.
+  studySearch.migration,
 ];

@@ -5,6 +5,7 @@ import { standardTasks } from '../assay-types/extensions.ts';
 import { events } from './events.ts';
 import { migrations } from './migrations.ts';
 import { Task } from './entities.ts';
+import { taskSearch } from './search.ts';
 import { CompleteBody, CreateTaskBody, UpdateTaskBody, taskSchema } from './schemas.ts';
 import { TaskService, taskSort } from './service.ts';
 
@@ -26,6 +27,7 @@ export default definePlugin({
   events,
   setup(ctx) {
     const service = new TaskService();
+    taskSearch.declare(ctx);
     // With the assays plugin enabled, a new assay gets its type's standard tasks in its own transaction.
     ctx.find(assayExtensions)?.onCreate(async (op, assay) => {
       const parent: ParentAccess = { kind: 'assay', id: assay.id, projectId: assay.projectId, studyId: assay.studyId, assayId: assay.id, canContribute: true };

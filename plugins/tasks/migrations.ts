@@ -1,4 +1,5 @@
 import type { db } from '../../core/public.ts';
+import { taskSearch } from './search.ts';
 
 export const migrations: db.MigrationDefinition[] = [
   {
@@ -25,4 +26,6 @@ export const migrations: db.MigrationDefinition[] = [
       `create index task_assignee_idx on task (assigned_to_id) where assigned_to_id is not null`,
     ],
   },
+  // Searchable (plugins/search): always the last migration, it reads the table as the others leave it.
+  taskSearch.migration,
 ];

@@ -1,0 +1,147 @@
+import { db, errors, type OperationContext, type PageRequest, type PageResult, raw, type Sql, sql } from '../../core/public.ts';
+import { bodySql, fromSql, type SearchSource } from './documents.ts';
+import { codeOf, parseQuery } from './query.ts';
+import { MAX_QUERY_LENGTH } from './schemas.ts';
+
+export interface SearchInput {
+  /** REST `q`; the tool's `query`. */
+  q?: string;
+  query?: string;
+  types?: string[];
+  archived?: boolean;
+}
+
+export interface SearchHit {
+  type: string;
+  id: string;
+  code: string | null;
+  title: string;
+  snippet: string;
+  projectId: string | null;
+  studyId: string | null;
+  assayId: string | null;
+  score: number;
+}
+
+interface Row {
+  total: string;
+  id: string | null;
+  kind: string;
+  code: string | null;
+  title: string | null;
+  snippet: string | null;
+  projectId: string | null;
+  studyId: string | null;
+  assayId: string | null;
+  score: number;
+}
+
+/** A page of hits is ordered by score, ties by id (stable pages); `sort` may only turn it round. */
+export const searchSort = { fields: { score: 'h.score' }, default: ['score,desc'], tiebreaker: 'h.id' };
+
+// Marks ts_headline puts around matched words: private-use characters, turned into <mark> once
+// the text around them is HTML-escaped (a record's own `<` must not become markup).
+const START = '\uE000';
+const STOP = '\uE001';
+const HEADLINE = `StartSel=${START}, StopSel=${STOP}, MaxWords=30, MinWords=12, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "`;
+// ts_headline reads the whole text: a long note is cut from its first 20,000 characters.
+const SNIPPET_SOURCE = 20000;
+const LIMIT_BUCKETS = [20, 50, 100, 200];
+
+const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+// ts_headline leaves a space where it drops a tag (`<b>`): runs of white space become one.
+const marked = (s: string) => escapeHtml(s.replace(/\s+/g, ' ').trim()).replaceAll(START, '<mark>').replaceAll(STOP, '</mark>');
+
+/**
+ * The search: one statement, one pass over the matching documents (plugins/search/README.md,
+ * "How a search runs"). Words through the GIN index, codes through the code index; permissions
+ * on the document row itself (its project's visibility and the caller's PRIVATE grants, as the
+ * lists decide them); every visible match counted (exact total) and ranked; then, for the page
+ * only, title and snippet from the record's own table.
+ */
+export class SearchService {
+  readonly #sources: SearchSource[];
+  readonly #kinds: string[];
+  #texts?: Sql;
+
+  constructor(sources: SearchSource[]) {
+    this.#sources = sources;
+    this.#kinds = sources.map((s) => s.kind);
+  }
+
+  get kinds(): string[] {
+    return this.#kinds;
+  }
+
+  /** Title and text of the page's records, from their own tables (one union, one index probe per hit). */
+  get #pageTexts(): Sql {
+    return (this.#texts ??= raw(this.#sources
+      .map((s) => `select ${s.alias}.id, (${s.title})::text as title, left(${bodySql(s)}, ${SNIPPET_SOURCE}) as body
+          ${fromSql(s, `${s.alias}.id in (select p.id from page p)`)}`)
+      .join(' union all ')));
+  }
+
+  #types(values: string[] | undefined): string[] {
+    const list = (values ?? []).flatMap((v) => v.split(',')).map((v) => v.trim().toLowerCase()).filter(Boolean);
+    const unknown = list.find((v) => !this.#kinds.includes(v));
+    if (unknown !== undefined) {
+      throw new errors.ValidationError([{ field: 'types', message: `unknown type "${unknown}"; one of ${this.#kinds.join(', ')}` }]);
+    }
+    return list.length ? [...new Set(list)] : this.#kinds;
+  }
+
+  async search(ctx: OperationContext, input: SearchInput, page: PageRequest): Promise<PageResult<SearchHit>> {
+    const field = input.q === undefined && input.query !== undefined ? 'query' : 'q';
+    const text = (input.q ?? input.query ?? '').trim();
+    if (!text) throw new errors.ValidationError([{ field, message: 'must not be blank' }]);
+    if (text.length > MAX_QUERY_LENGTH) throw new errors.ValidationError([{ field, message: `must be at most ${MAX_QUERY_LENGTH} characters` }]);
+    const types = this.#types(input.types);
+    const json = JSON.stringify(parseQuery(text));
+    const { actor, services } = ctx;
+    const visible = actor.isAdmin
+      ? raw('true')
+      : sql`(d.visibility in ('PUBLIC', 'PROTECTED', 'ORGANIZATION') or d.project_id in (${services.permissions.privateProjects(actor)}))`;
+    const bucket = LIMIT_BUCKETS.find((b) => b >= page.size) ?? page.size;
+    const rows = await db.query<Row>(ctx.em, sql`
+      with q as materialized (
+        select labdata_search_tsquery(${json}::jsonb) as tq, labdata_search_tsquery(${json}::jsonb, true) as rq,
+               lower(${codeOf(text) ?? null}::text) as code),
+      hits as materialized (
+        select d.id, (case when d.tsv @@ q.tq then ts_rank(d.tsv, q.rq, 32) else 0 end
+                      + case when lower(d.code) = q.code then 2 when starts_with(lower(d.code), q.code) then 1 else 0 end)::float8 as score
+          from q cross join search_document d
+         where d.organization_id = ${actor.organizationId} and d.kind in (${types}) and (${input.archived ?? false}::boolean or not d.archived)
+           and (d.tsv @@ q.tq or (d.code is not null and lower(d.code) ~>=~ q.code and lower(d.code) ~<~ (q.code || chr(1114111))))
+           and ${visible}),
+      page as materialized (
+        select s.*, row_number() over () as n from (select h.id, h.score from hits h order by ${page.orderBy} limit ${raw(String(bucket))} offset ${page.offset}) s),
+      texts as (${this.#pageTexts})
+      select t.total, p.id, d.kind, d.code, x.title, p.score,
+             case when d.kind = 'project' then null else d.project_id end as "projectId",
+             case when d.kind = 'study' then null else d.study_id end as "studyId",
+             case when d.kind = 'assay' then null else d.assay_id end as "assayId",
+             case when q.rq is null then array_to_string((regexp_split_to_array(btrim(x.body), '\\s+'))[1:30], ' ')
+                  when strpos(e.snippet, ${START}) > 0 then e.snippet
+                  else ts_headline('simple', x.body, q.rq, ${HEADLINE}) end as snippet
+        from (select count(*) as total from hits) t
+        cross join q
+        left join page p on true
+        left join search_document d on d.id = p.id
+        left join texts x on x.id = p.id
+        left join lateral (select ts_headline('english', x.body, q.rq, ${HEADLINE}) as snippet) e on true
+       order by p.n`);
+    const total = Number(rows[0]?.total ?? 0);
+    const items_ = rows.filter((r) => r.id !== null).slice(0, page.size).map((r): SearchHit => ({
+      type: r.kind,
+      id: r.id!,
+      code: r.code,
+      title: r.title ?? '',
+      snippet: marked(r.snippet ?? ''),
+      projectId: r.projectId,
+      studyId: r.studyId,
+      assayId: r.assayId,
+      score: Math.round(r.score * 1e6) / 1e6,
+    }));
+    return { items: items_, total };
+  }
+}
