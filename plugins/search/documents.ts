@@ -39,7 +39,8 @@ export interface SearchSource {
   archived?: string;
 }
 
-const NAME = /^[a-z][a-z0-9_]*$/;
+// Plain names; `labdata_` is the prefix of the names the generated SQL gives its own aliases.
+const NAME = /^(?!labdata_)[a-z][a-z0-9_]*$/;
 
 /** The kinds whose ids a hit reports as `projectId`, `studyId`, `assayId`. */
 export const ANCESTOR_KINDS = ['project', 'study', 'assay'] as const;
@@ -86,28 +87,30 @@ export function fromSql(s: SearchSource, extra?: string): string {
  */
 export function upsertSql(s: SearchSource, condition?: string, limit?: number): string {
   const a = s.alias;
-  const own = (kind: string) => (s.kind === kind ? 'x.id' : `p.${kind}_id`);
+  const own = (kind: string) => (s.kind === kind ? 'r.id' : `par.${kind}_id`);
   const select = `select ${a}.id, ${a}.organization_id, ${s.parent ?? 'null::uuid'} as parent_id,
       ${s.visibility ?? 'null::text'} as visibility, coalesce(${s.archived ?? 'false'}, false) as archived,
       ${s.code ? `nullif(btrim(${s.code}), '')` : 'null::text'} as code, ${vectorSql(s)} as tsv
     ${fromSql(s, condition)}${limit ? ` limit ${limit}` : ''}`;
-  return `insert into search_document as d
+  // The source's expressions stand alone in the inner select: the outer aliases cannot capture them.
+  return `insert into search_document as labdata_doc
       (id, kind, organization_id, parent_id, project_id, study_id, assay_id, visibility, own_archived, archived, code, tsv)
-    select x.id, '${s.kind}', x.organization_id, x.parent_id, ${ANCESTOR_KINDS.map(own).join(', ')},
-      case when x.parent_id is null then x.visibility else p.visibility end, x.archived, x.archived or coalesce(p.archived, false), x.code, x.tsv
-    from (${select}) x left join search_document p on p.id = x.parent_id
+    select r.id, '${s.kind}', r.organization_id, r.parent_id, ${ANCESTOR_KINDS.map(own).join(', ')},
+      case when r.parent_id is null then r.visibility else par.visibility end, r.archived, r.archived or coalesce(par.archived, false), r.code, r.tsv
+    from (${select}) r left join search_document par on par.id = r.parent_id
     on conflict (id) do update set parent_id = excluded.parent_id, project_id = excluded.project_id, study_id = excluded.study_id,
       assay_id = excluded.assay_id, visibility = excluded.visibility, own_archived = excluded.own_archived,
       archived = excluded.archived, code = excluded.code, tsv = excluded.tsv
-    where (d.parent_id, d.project_id, d.study_id, d.assay_id, d.visibility, d.own_archived, d.archived, d.code, d.tsv)
+    where (labdata_doc.parent_id, labdata_doc.project_id, labdata_doc.study_id, labdata_doc.assay_id, labdata_doc.visibility,
+        labdata_doc.own_archived, labdata_doc.archived, labdata_doc.code, labdata_doc.tsv)
       is distinct from (excluded.parent_id, excluded.project_id, excluded.study_id, excluded.assay_id, excluded.visibility,
         excluded.own_archived, excluded.archived, excluded.code, excluded.tsv)`;
 }
 
 /** Deletes the documents among `ids` (an array) whose record is gone or no longer searchable. */
 export function deleteSql(s: SearchSource, ids: string): string {
-  return `delete from search_document d where d.id = any(${ids}) and d.kind = '${s.kind}'
-      and not exists (select 1 ${fromSql(s, `${s.alias}.id = d.id`)})`;
+  return `delete from search_document labdata_doc where labdata_doc.id = any(${ids}) and labdata_doc.kind = '${s.kind}'
+      and not exists (select 1 ${fromSql(s, `${s.alias}.id = labdata_doc.id`)})`;
 }
 
 const fn = (s: SearchSource, table: string) => `labdata_search_${s.kind}__${table}`;
@@ -187,10 +190,10 @@ export function sourceMigration(plugin: string, s: SearchSource): db.MigrationDe
  * none, and documents whose record is gone, a batch per statement; parents' kinds first.
  */
 export function repairSql(s: SearchSource): string[] {
-  const orphans = `select o.id from search_document o where o.kind = '${s.kind}'
-      and not exists (select 1 ${fromSql(s, `${s.alias}.id = o.id`)}) limit 20000`;
+  const orphans = `select labdata_doc.id from search_document labdata_doc where labdata_doc.kind = '${s.kind}'
+      and not exists (select 1 ${fromSql(s, `${s.alias}.id = labdata_doc.id`)}) limit 20000`;
   return [
-    upsertSql(s, `not exists (select 1 from search_document m where m.id = ${s.alias}.id)`, 20000),
+    upsertSql(s, `not exists (select 1 from search_document labdata_doc where labdata_doc.id = ${s.alias}.id)`, 20000),
     `delete from search_document where id in (${orphans})`,
   ];
 }

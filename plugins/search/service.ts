@@ -47,6 +47,8 @@ const HEADLINE = `StartSel=${START}, StopSel=${STOP}, MaxWords=30, MinWords=12, 
 // ts_headline reads the whole text: a long note is cut from its first 20,000 characters.
 const SNIPPET_SOURCE = 20000;
 const LIMIT_BUCKETS = [20, 50, 100, 200];
+// An exact code counts 2, a code prefix 1, above any rank of words (ts_rank normalized to [0, 1)).
+const CODE_TIER = raw(`case when lower(d.code) = q.code then 2 when starts_with(lower(d.code), q.code) then 1 else 0 end`);
 
 const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 // ts_headline leaves a space where it drops a tag (`<b>`): runs of white space become one.
@@ -75,9 +77,11 @@ export class SearchService {
 
   /** Title and text of the page's records, from their own tables (one union, one index probe per hit). */
   get #pageTexts(): Sql {
+    // Lateral and `offset 0` (not flattened into a join): one probe by id per hit of the page,
+    // never a join with the whole table.
     return (this.#texts ??= raw(this.#sources
-      .map((s) => `select ${s.alias}.id, (${s.title})::text as title, left(${bodySql(s)}, ${SNIPPET_SOURCE}) as body
-          ${fromSql(s, `${s.alias}.id in (select p.id from page p)`)}`)
+      .map((s) => `select labdata_text.* from page labdata_hit cross join lateral (select ${s.alias}.id, (${s.title})::text as title,
+          left(${bodySql(s)}, ${SNIPPET_SOURCE}) as body ${fromSql(s, `${s.alias}.id = labdata_hit.id`)} offset 0) labdata_text`)
       .join(' union all ')));
   }
 
@@ -101,18 +105,21 @@ export class SearchService {
     const visible = actor.isAdmin
       ? raw('true')
       : sql`(d.visibility in ('PUBLIC', 'PROTECTED', 'ORGANIZATION') or d.project_id in (${services.permissions.privateProjects(actor)}))`;
+    const where = sql`d.organization_id = ${actor.organizationId} and d.kind in (${types}) and (${input.archived ?? false}::boolean or not d.archived) and ${visible}`;
     const bucket = LIMIT_BUCKETS.find((b) => b >= page.size) ?? page.size;
     const rows = await db.query<Row>(ctx.em, sql`
       with q as materialized (
         select labdata_search_tsquery(${json}::jsonb) as tq, labdata_search_tsquery(${json}::jsonb, true) as rq,
                lower(${codeOf(text) ?? null}::text) as code),
       hits as materialized (
-        select d.id, (case when d.tsv @@ q.tq then ts_rank(d.tsv, q.rq, 32) else 0 end
-                      + case when lower(d.code) = q.code then 2 when starts_with(lower(d.code), q.code) then 1 else 0 end)::float8 as score
+        select d.id, (ts_rank(d.tsv, q.rq, 32) + ${CODE_TIER})::float8 as score
           from q cross join search_document d
-         where d.organization_id = ${actor.organizationId} and d.kind in (${types}) and (${input.archived ?? false}::boolean or not d.archived)
-           and (d.tsv @@ q.tq or (d.code is not null and lower(d.code) ~>=~ q.code and lower(d.code) ~<~ (q.code || chr(1114111))))
-           and ${visible}),
+         where d.tsv @@ q.tq and ${where}
+        union all
+        select d.id, (case when d.tsv @@ q.tq then ts_rank(d.tsv, q.rq, 32) else 0 end + ${CODE_TIER})::float8
+          from q cross join search_document d
+         where d.code is not null and lower(d.code) ~>=~ q.code and lower(d.code) ~<~ (q.code || chr(1114111))
+           and ${where} and not coalesce(d.tsv @@ q.tq, false)),
       page as materialized (
         select s.*, row_number() over () as n from (select h.id, h.score from hits h order by ${page.orderBy} limit ${raw(String(bucket))} offset ${page.offset}) s),
       texts as (${this.#pageTexts})

@@ -8,7 +8,7 @@ import { recount } from '../../app/db/recount.ts';
 import { connectMcp } from '../support/mcp.ts';
 import { numberedText, statementObserver, type Sql } from '../../core/db/sql.ts';
 
-const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies', 'assay-types', 'assays', 'activity', 'teams', 'project-access'] });
+const server = await startTestServer(t, { plugins: ['users', 'projects', 'studies', 'assay-types', 'assays', 'activity', 'teams', 'project-access', 'search'] });
 const org = await server.organization('Big');
 const others = [await server.organization('B2'), await server.organization('B3')];
 const admin = await server.admin(org);
@@ -72,7 +72,7 @@ const [target] = await server.sql<{ id: string; study: string }>(
     limit 1`, [org, member.organizationUserId]);
 
 /** Plan nodes that read a big table whole: a sequential scan, or an index scan with no condition. */
-const BIG = new Set(['project_member', 'activity', 'project', 'study', 'assay']);
+const BIG = new Set(['project_member', 'activity', 'project', 'study', 'assay', 'search_document']);
 function wholeTableReads(plan: any, path: string[] = []): string[] {
   const found: string[] = [];
   const here = [...path, `${plan['Node Type']}${plan['Relation Name'] ? ' on ' + plan['Relation Name'] : ''}`];
@@ -149,6 +149,11 @@ for (const [who, label] of [[member, 'member'], [admin, 'admin']] as const) {
     await guard(t, 'project feed', () => ok(server.get(`/api/v1/projects/${target.id}/activity?size=20`, { key: who.key })));
     await guard(t, 'study feed', () => ok(server.get(`/api/v1/studies/${target.study}/activity?size=20`, { key: who.key })));
     await guard(t, 'user feed', () => ok(server.get(`/api/v1/organization-users/${member.organizationUserId}/activity?size=20`, { key: who.key })));
+    // Search (plugins/search): words through the GIN index, codes through the code index, the
+    // page's titles and snippets by id; the documents were written by the recount's repairs.
+    await guard(t, 'search by a word', () => ok(server.get('/api/v1/search?q=study', { key: who.key })));
+    await guard(t, 'search by words, narrowed', () => ok(server.get('/api/v1/search?q=assay%20-project&types=assay&archived=true&page=2', { key: who.key })));
+    await guard(t, 'search by a code prefix', () => ok(server.get('/api/v1/search?q=P12', { key: who.key })));
   });
 }
 
@@ -163,4 +168,5 @@ t.test('MCP get/list tools plan on indexes', async (t) => {
   await guard(t, 'list_studies_by_project', () => call('list_studies_by_project', { projectId: target.id }));
   await guard(t, 'list_activities', () => call('list_activities', { size: 20 }));
   await guard(t, 'list_activities_by_project', () => call('list_activities_by_project', { id: target.id }));
+  await guard(t, 'search', () => call('search', { query: 'Project P1', size: 50 }));
 });
