@@ -39,6 +39,19 @@ app.get<{ Params: { id: string } }>('/projects/:id/activity', (request) =>
   page('select * from activity where project_id = $1 order by date desc, id desc limit 20',
     'select count(*) as n from activity where project_id = $1', [request.params.id]));
 
+// Search (bench/search.ts): the plain full-text query of the same documents, no permissions, no
+// snippets, no code tiers: the top 20 by ts_rank; the count(*) of the matches; both, as a list.
+const words = `from search_document d, websearch_to_tsquery('english', $2) q where d.organization_id = $1 and d.tsv @@ q`;
+const top = `select d.kind, d.id, ts_rank(d.tsv, q) as rank ${words} order by rank desc limit 20`;
+const matches = `select count(*) as n ${words}`;
+app.get<{ Querystring: { q: string } }>('/search', async (request) => (await pool.query(top, [org, request.query.q])).rows);
+app.get<{ Querystring: { q: string } }>('/search/count', async (request) => (await pool.query(matches, [org, request.query.q])).rows[0]);
+app.get<{ Querystring: { q: string } }>('/search/page', (request) => page(top, matches, [org, request.query.q]));
+// A code prefix as a hand-written server would look it up: the codes' index, in code order.
+app.get<{ Querystring: { q: string } }>('/search/code', async (request) => (await pool.query(
+  `select d.kind, d.id, d.code from search_document d where d.organization_id = $1 and lower(d.code) ~>=~ lower($2) and lower(d.code) ~<~ (lower($2) || chr(1114111))
+    order by lower(d.code) limit 20`, [org, request.query.q])).rows);
+
 await app.listen({ host: '127.0.0.1', port: 0 });
 process.stdout.write(`listening ${(app.server.address() as { port: number }).port}\n`);
 const stop = async () => {

@@ -13,16 +13,12 @@
  * (100000), BENCH_ACTIVITY (1000000), BENCH_MEMBER_FACTOR (1; 10 = 1M memberships),
  * BENCH_SECONDS (5 per round), BENCH_ROUNDS (2), BENCH_CONNECTIONS (32).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import https from 'node:https';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
-import autocannon from 'autocannon';
 import pg from 'pg';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
@@ -33,6 +29,7 @@ import { assembleDeployment } from '../app/assemble.ts';
 import { loadDeploymentPlugins as loadPlugins } from '../app/plugins.ts';
 import { generateSelfSignedCertificate } from '../app/tls.ts';
 import { seed } from './seed.ts';
+import { empty, freePort, load as loadRound, log, median, peakRssMiB, perSecond, root, startChild, startFlags, type Measure, type Target } from './harness.ts';
 
 const env = process.env;
 const PROJECTS = Number(env.BENCH_PROJECTS ?? 100_000);
@@ -41,100 +38,16 @@ const MEMBER_FACTOR = Number(env.BENCH_MEMBER_FACTOR ?? 1);
 const SECONDS = Number(env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(env.BENCH_ROUNDS ?? 2);
 const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 32);
-const root = path.resolve(import.meta.dirname, '..');
-const log = (line: string) => process.stderr.write(line + '\n');
 let monitor: pg.Pool | undefined;
 
-interface Target {
-  url: string;
-  method?: 'GET' | 'POST';
-  headers?: Record<string, string>;
-  body?: string;
-}
 interface Scenario {
   name: string;
   service: Target;
   /** The bare server's equivalent, or the name of another scenario to compare with. */
   baseline: Target | string;
 }
-interface Measure {
-  requests: number;
-  errors: number;
-  seconds: number;
-  p50: number[];
-  p99: number[];
-  cpuMs: number;
-}
 
-/** The node flags of package.json's `start` script (`exec node <flags> bin/labdata.js serve`). */
-function startFlags(): string[] {
-  const start: string = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start;
-  return start.split(/\s+/).filter((w) => w.startsWith('--'));
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts a child and resolves when it prints a line matching `ready`. */
-async function startChild(args: string[], childEnv: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; line: string }> {
-  const child = spawn(process.execPath, args, { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'ignore'] });
-  const lines = readline.createInterface({ input: child.stdout! });
-  const line = await new Promise<string>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
-    lines.on('line', (l) => ready.test(l) && resolve(l));
-  });
-  return { child, line };
-}
-
-/** utime + stime of a process, in ms (from /proc: clock ticks of 10 ms). */
-async function cpuMs(pid: number): Promise<number> {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-async function peakRssMiB(pid: number): Promise<number> {
-  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
-  return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)![1]) / 1024);
-}
-
-/** Waits until the database has no statement running (a round's stragglers must not overlap the next). */
-async function quiet(pool: pg.Pool): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    const { rows } = await pool.query(`select count(*)::int as n from pg_stat_activity where state = 'active' and pid <> pg_backend_pid() and backend_type = 'client backend'`);
-    if (rows[0].n === 0) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function load(target: Target, pid: number, m: Measure): Promise<void> {
-  await quiet(monitor!);
-  const before = await cpuMs(pid);
-  const result = await autocannon({
-    url: target.url,
-    method: target.method ?? 'GET',
-    headers: target.headers,
-    body: target.body,
-    connections: CONNECTIONS,
-    duration: SECONDS,
-  });
-  m.cpuMs += (await cpuMs(pid)) - before;
-  m.requests += result['2xx'];
-  m.errors += result.non2xx + result.errors + result.timeouts;
-  m.seconds += result.duration;
-  m.p50.push(result.latency.p50);
-  m.p99.push(result.latency.p99);
-}
-
-const empty = (): Measure => ({ requests: 0, errors: 0, seconds: 0, p50: [], p99: [], cpuMs: 0 });
-const perSecond = (m: Measure) => m.requests / m.seconds;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const load = (target: Target, pid: number, m: Measure) => loadRound(monitor!, target, pid, m, { connections: CONNECTIONS, seconds: SECONDS });
 
 async function main() {
   const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'labdata-bench-'));

@@ -110,4 +110,14 @@ export const migrations: db.MigrationDefinition[] = [
        end $$`,
     ],
   },
+  {
+    name: 'search-0002-code-infix',
+    sql: [
+      // A code by a part of it (`0142` finds STUDY-0142 and ASSAY-0142-A): trigrams of the codes.
+      // pg_trgm ships with PostgreSQL and is trusted since 13: the database's owner (or a role with
+      // CREATE on it) may create it; README, "Database requirements".
+      `create extension if not exists pg_trgm`,
+      `create index search_document_code_trgm_idx on search_document using gin (lower(code) gin_trgm_ops) where code is not null`,
+    ],
+  },
 ];

@@ -47,8 +47,10 @@ const HEADLINE = `StartSel=${START}, StopSel=${STOP}, MaxWords=30, MinWords=12, 
 // ts_headline reads the whole text: a long note is cut from its first 20,000 characters.
 const SNIPPET_SOURCE = 20000;
 const LIMIT_BUCKETS = [20, 50, 100, 200];
-// An exact code counts 2, a code prefix 1, above any rank of words (ts_rank normalized to [0, 1)).
-const CODE_TIER = raw(`case when lower(d.code) = q.code then 2 when starts_with(lower(d.code), q.code) then 1 else 0 end`);
+// An exact code counts 2, a code prefix 1, a code containing the query (3 characters or more) 0.5,
+// beside a rank of words in [0, 1) (ts_rank normalized).
+const CODE_TIER = raw(`case when lower(d.code) = q.code then 2 when starts_with(lower(d.code), q.code) then 1
+  when q.infix is not null and strpos(lower(d.code), q.code) > 0 then 0.5 else 0 end`);
 
 const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 // ts_headline leaves a space where it drops a tag (`<b>`): runs of white space become one.
@@ -109,8 +111,10 @@ export class SearchService {
     const bucket = LIMIT_BUCKETS.find((b) => b >= page.size) ?? page.size;
     const rows = await db.query<Row>(ctx.em, sql`
       with q as materialized (
-        select labdata_search_tsquery(${json}::jsonb) as tq, labdata_search_tsquery(${json}::jsonb, true) as rq,
-               lower(${codeOf(text) ?? null}::text) as code),
+        select x.*, case when length(x.code) >= 3
+                         then '%' || replace(replace(replace(x.code, '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%' end as infix
+          from (select labdata_search_tsquery(${json}::jsonb) as tq, labdata_search_tsquery(${json}::jsonb, true) as rq,
+                       lower(${codeOf(text) ?? null}::text) as code) x),
       hits as materialized (
         select d.id, (ts_rank(d.tsv, q.rq, 32) + ${CODE_TIER})::float8 as score
           from q cross join search_document d
@@ -119,6 +123,11 @@ export class SearchService {
         select d.id, (case when d.tsv @@ q.tq then ts_rank(d.tsv, q.rq, 32) else 0 end + ${CODE_TIER})::float8
           from q cross join search_document d
          where d.code is not null and lower(d.code) ~>=~ q.code and lower(d.code) ~<~ (q.code || chr(1114111))
+           and ${where} and not coalesce(d.tsv @@ q.tq, false)
+        union all
+        select d.id, (case when d.tsv @@ q.tq then ts_rank(d.tsv, q.rq, 32) else 0 end + ${CODE_TIER})::float8
+          from q cross join search_document d
+         where d.code is not null and lower(d.code) like q.infix and not starts_with(lower(d.code), q.code)
            and ${where} and not coalesce(d.tsv @@ q.tq, false)),
       page as materialized (
         select s.*, row_number() over () as n from (select h.id, h.score from hits h order by ${page.orderBy} limit ${raw(String(bucket))} offset ${page.offset}) s),

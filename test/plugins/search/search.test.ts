@@ -94,6 +94,11 @@ t.test('codes: an exact code (any case) is the first hit; a prefix finds the cod
   t.same(ids(await search('kin-001')), [project.id], 'a project code');
   t.same(ids(await search('"KIN-001"')), [project.id], 'a quoted code');
   t.same(ids(await search('STUDY-09')), [], 'no code starts with it');
+  const inside = await search('0142');
+  t.same(new Set(ids(inside)), new Set([herg.id, patch.id]), 'a part of a code (3 characters or more) finds the codes containing it');
+  t.ok(inside.content.every((h) => h.score >= 0.5 && h.score < 1), 'after exact codes and prefixes');
+  t.same(ids(await search('01')), [], 'not with fewer than 3 characters');
+  t.same(ids(await search('y_0')), [], 'a _ in the query is a character, not a wildcard');
 });
 
 t.test('types narrows the kinds (repeatable or comma-separated); an unknown one is a 400 naming types', async (t) => {
