@@ -122,6 +122,9 @@ async function seedRecords(em: EntityManager, step: (label: string, run: () => P
   await em.transactional(async (tx) => {
     await tx.execute('set local session_replication_role = replica');
     await tx.execute(`set local work_mem = '256MB'`);
+    // Joins of generated rows (estimated at 1,000 whatever their number) hash: a nested loop over
+    // 300,000 of them each way would never end.
+    await tx.execute('set local enable_nestloop = off');
     await tx.execute(`create temp table bench_word (rank int primary key, w text) on commit drop`);
     await tx.execute(`insert into bench_word select i, w from unnest(?::text[]) with ordinality as x(w, i)`, [`{${words.map((w) => `"${w}"`).join(',')}}`]);
     await tx.execute(`create temp table bench_phrase (i int primary key, t text) on commit drop`);
