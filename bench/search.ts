@@ -19,8 +19,10 @@
  * runs them), with JIT as the server has it and with `jit = off`, to BENCH_PLANS (default
  * ./search-plans.txt).
  *
+ * The servers on one core, PostgreSQL and the load generator on the other (bench/lib.ts).
  * Loopback only; needs the machine to itself for figures to compare.
- * Env: LABDATA_DATABASE_URL (else an embedded PostgreSQL in a temp dir), BENCH_PROJECTS
+ * Env: BENCH_DATABASE_URL (else BENCH_POSTGRES=stock for Debian's packaged PostgreSQL, else the
+ * embedded one: bench/lib.ts), BENCH_PROJECTS
  * (100000), BENCH_STUDIES (300000), BENCH_ASSAYS (300000), BENCH_NOTES (1000000), BENCH_SECONDS
  * (5 per round), BENCH_ROUNDS (2), BENCH_CONNECTIONS (32), BENCH_WORD (kinase), BENCH_CODE
  * (STUDY-0142), BENCH_PLANS.
@@ -38,7 +40,6 @@ import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig } from '../app/config.ts';
 import { createOrm, migrate } from '../core/db/orm.ts';
 import { numberedText, statementObserver, type Sql } from '../core/db/sql.ts';
-import { startEmbeddedDatabase } from '../app/db/embedded.ts';
 import { assembleDeployment } from '../app/assemble.ts';
 import { builtInPlugins } from '../config/plugins.ts';
 import { loadDeploymentPlugins as loadPlugins } from '../app/plugins.ts';
@@ -49,21 +50,19 @@ import type { Kernel } from '../core/kernel/kernel.ts';
 import { SearchService, searchSort } from '../plugins/search/service.ts';
 import { searchSources } from '../plugins/search/extensions.ts';
 import { seed, type Seeded } from './seed.ts';
-import { empty, freePort, load as loadRound, log, median, peakRssMiB, perSecond, root, startChild, startFlags, type Measure, type Target } from './harness.ts';
+import { benchDatabase, CONNECTIONS, describeServer, emptyMeasure as empty, freePort, load, log, peakRssMiB, perSecond, pinLoadAndDatabase, root, ROUNDS, SECONDS, startChild, type Measure, type Target } from './lib.ts';
 
 const env = process.env;
 const PROJECTS = Number(env.BENCH_PROJECTS ?? 100_000);
 const STUDIES = Number(env.BENCH_STUDIES ?? 300_000);
 const ASSAYS = Number(env.BENCH_ASSAYS ?? 300_000);
 const NOTES = Number(env.BENCH_NOTES ?? 1_000_000);
-const SECONDS = Number(env.BENCH_SECONDS ?? 5);
-const ROUNDS = Number(env.BENCH_ROUNDS ?? 2);
-const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 32);
 const WORD = env.BENCH_WORD ?? 'kinase';
 const CODE = env.BENCH_CODE ?? 'STUDY-0142';
 const PLANS = env.BENCH_PLANS ?? path.resolve('search-plans.txt');
 let monitor: pg.Pool | undefined;
-const load = (target: Target, pid: number, m: Measure) => loadRound(monitor!, target, pid, m, { connections: CONNECTIONS, seconds: SECONDS });
+const measure = (target: Target, pid: number, m: Measure) => load(monitor!, target, pid, m);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 // The vocabulary, most frequent first: English function words, then the words of lab records, then
 // gene, compound and cell-line names. BENCH_WORD sits at rank 400 (about 1 % of the notes).
@@ -258,7 +257,7 @@ async function main() {
   const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'labdata-bench-'));
   await fs.chmod(tmp, 0o711);
   const children: ChildProcess[] = [];
-  const db = env.LABDATA_DATABASE_URL ? { url: env.LABDATA_DATABASE_URL, stop: async () => {} } : await startEmbeddedDatabase(tmp, () => {});
+  const db = await benchDatabase(tmp);
   try {
     const silent = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
     const config = loadConfig({ LABDATA_DATA_DIR: tmp });
@@ -285,7 +284,7 @@ async function main() {
     const secret = crypto.randomBytes(32).toString('base64');
     const serve = async (plugins?: string) => {
       const port = await freePort();
-      const started = await startChild([...startFlags(), path.join(root, 'bin/labdata.js'), 'serve'], {
+      const started = await startChild([path.join(root, 'bin/labdata.js'), 'serve'], {
         ...env,
         ...(plugins ? { LABDATA_PLUGINS: plugins } : {}),
         LABDATA_DATABASE_URL: db.url,
@@ -306,9 +305,11 @@ async function main() {
       BENCH_TLS_CERT: path.join(tmp, 'cert.pem'),
       BENCH_TLS_KEY: path.join(tmp, 'key.pem'),
       BENCH_ORGANIZATION_ID: s.organizationId,
+      BENCH_ACTOR_ID: s.memberOrganizationUserId,
     }, /^listening \d+/);
     children.push(bare.child);
     const base = `https://127.0.0.1:${bare.line.split(' ')[1]}`;
+    const pinned = await pinLoadAndDatabase(db.url);
     const member = { 'x-api-key': s.memberKey };
     const admin = { 'x-api-key': s.adminKey };
     await checkTotals(orm.em.fork(), service.url, tls.cert, s);
@@ -360,39 +361,39 @@ async function main() {
     for (const r of reads) {
       const svc = empty();
       const bares = Object.fromEntries(Object.keys(r.bare).map((k) => [k, empty()]));
-      await load(r.service, service.pid, empty()); // warm-up, not counted
+      await measure(r.service, service.pid, empty()); // warm-up, not counted
       for (let round = 0; round < ROUNDS; round++) {
-        await load(r.service, service.pid, svc);
-        for (const [k, target] of Object.entries(r.bare)) await load(target, bare.child.pid!, bares[k]);
+        await measure(r.service, service.pid, svc);
+        for (const [k, target] of Object.entries(r.bare)) await measure(target, bare.child.pid!, bares[k]);
       }
-      lines.push(`| service: ${r.name}${svc.errors ? ` (${svc.errors} errors)` : ''} | ${row(svc)} | |`);
-      for (const [k, m] of Object.entries(bares)) lines.push(`| bare: ${k}${m.errors ? ` (${m.errors} errors)` : ''} | ${row(m)} | ${(perSecond(svc) / perSecond(m)).toFixed(2)} |`);
-      log(`measured ${r.name}: ${fmt(perSecond(svc))} req/s`);
+      const rows = [`| service: ${r.name}${svc.errors ? ` (${svc.errors} errors)` : ''} | ${row(svc)} | |`,
+        ...Object.entries(bares).map(([k, m]) => `| bare: ${k}${m.errors ? ` (${m.errors} errors)` : ''} | ${row(m)} | ${(perSecond(svc) / perSecond(m)).toFixed(2)} |`)];
+      lines.push(...rows);
+      log(rows.join('\n'));
     }
 
     // Writes with the search plugin and without it (its triggers off, a server without the plugin).
     const withoutSearch = await serve(Object.keys(builtInPlugins).filter((p) => p !== 'search').join(','));
-    const [{ project }] = await orm.em.fork().execute(
-      `select p.id as project from project p join project_member pm on pm.project_id = p.id
-        join api_key k on k.organization_user_id = pm.organization_user_id where k.id = ? and p.visibility = 'PRIVATE' limit 1`, [s.memberKey.slice(4, 24)]);
+    // Creates spread over the member's projects (as bench/run.ts does), with words to index.
+    const post = (url: string, rotate: { path: string; body: string }[]): Target => ({ url, method: 'POST', headers: { ...member, 'content-type': 'application/json' }, rotate });
     const writes: { name: string; target: (url: string) => Target }[] = [
-      { name: 'POST /studies', target: (url) => ({ url: `${url}/api/v1/studies`, method: 'POST', headers: { ...member, 'content-type': 'application/json' }, body: JSON.stringify({ projectId: project, name: 'Kinase selectivity screen', description: 'Dose response of kinase inhibitors in HEK cells, replicate plates' }) }) },
-      { name: 'POST /projects/{id}/tasks', target: (url) => ({ url: `${url}/api/v1/projects/${project}/tasks`, method: 'POST', headers: { ...member, 'content-type': 'application/json' }, body: JSON.stringify({ label: 'Order hERG assay plates' }) }) },
+      { name: 'POST /studies', target: (url) => post(url, s.memberProjects.map((id, i) => ({ path: '/api/v1/studies', body: JSON.stringify({ projectId: id, name: `Kinase selectivity screen ${i}`, description: 'Dose response of kinase inhibitors in HEK cells, replicate plates' }) }))) },
+      { name: 'POST /projects/{id}/tasks', target: (url) => post(url, s.memberProjects.map((id, i) => ({ path: `/api/v1/projects/${id}/tasks`, body: JSON.stringify({ label: `Order hERG assay plates ${i}` }) }))) },
     ];
     lines.push('', '| write (member key) | with search req/s | p50 ms | p99 ms | CPU µs/req | without search req/s | p50 ms | p99 ms | CPU µs/req | ratio |', '|---|---|---|---|---|---|---|---|---|---|');
     for (const w of writes) {
       const on = empty();
       const off = empty();
-      await load(w.target(service.url), service.pid, empty());
+      await measure(w.target(service.url), service.pid, empty());
       for (let round = 0; round < ROUNDS; round++) {
         await searchTriggers(monitor, true);
-        await load(w.target(service.url), service.pid, on);
+        await measure(w.target(service.url), service.pid, on);
         await searchTriggers(monitor, false);
-        await load(w.target(withoutSearch.url), withoutSearch.pid, off);
+        await measure(w.target(withoutSearch.url), withoutSearch.pid, off);
       }
       await searchTriggers(monitor, true);
       lines.push(`| ${w.name}${on.errors + off.errors ? ` (${on.errors + off.errors} errors)` : ''} | ${row(on)} | ${row(off)} | ${(perSecond(on) / perSecond(off)).toFixed(2)} |`);
-      log(`measured ${w.name}: ${fmt(perSecond(on))} vs ${fmt(perSecond(off))} req/s`);
+      log(lines.at(-1)!);
     }
 
     // One INSERT ... SELECT of many tasks: linear with the search triggers, and what they cost.
@@ -410,11 +411,12 @@ async function main() {
       }
       await searchTriggers(monitor, true);
       lines.push(`| ${fmt(n)} rows | ${(times[0] / 1000).toFixed(1)} s | ${(times[1] / 1000).toFixed(1)} s | ${(times[0] / times[1]).toFixed(2)} |`);
+      log(lines.at(-1)!);
     }
 
     const header = `${PROJECTS.toLocaleString('en-US')} projects, ${STUDIES.toLocaleString('en-US')} studies, ${ASSAYS.toLocaleString('en-US')} assays, ` +
-      `${NOTES.toLocaleString('en-US')} notes (${docs.toLocaleString('en-US')} search documents); ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s, ` +
-      `${os.cpus().length} cores; service peak RSS ${await peakRssMiB(service.pid)} MB`;
+      `${NOTES.toLocaleString('en-US')} notes (${docs.toLocaleString('en-US')} search documents); ${db.label} (${await describeServer(db.url)}); ${pinned}; ` +
+      `${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s, ${os.cpus().length} cores; service peak RSS ${await peakRssMiB(service.pid)} MB`;
     process.stdout.write([header, '', ...lines].join('\n') + '\n');
     await orm.close();
     await monitor.end();

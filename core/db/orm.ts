@@ -3,6 +3,7 @@ import { Migrator, type Migration } from '@mikro-orm/migrations';
 import type { EntitySchema } from '@mikro-orm/core';
 import type { Pool } from 'pg';
 import { guardPool } from './pool-guard.ts';
+import { writeRecorded } from '../activity/index.ts';
 
 /** A migration as plugins declare it: a stable, plugin-prefixed name and its SQL statements. */
 export interface MigrationDefinition {
@@ -33,7 +34,7 @@ export async function createOrm(options: OrmOptions): Promise<Orm> {
   const migrationsList = await Promise.all(
     options.migrations.map(async (def) => ({ name: def.name, class: await migrationClass(def) })),
   );
-  return MikroORM.init({
+  const orm = await MikroORM.init({
     clientUrl: options.url,
     entities: options.entities,
     extensions: [Migrator],
@@ -53,12 +54,18 @@ export async function createOrm(options: OrmOptions): Promise<Orm> {
     // max_parallel_workers_per_gather=0: a page walks an index and stops after it; starting
     // parallel workers for it cost ~10 ms a read (measured at 300,000 assays) and takes cores
     // the other requests need.
+    // jit=off: a generic plan's cost is estimated blind to the caller, so a 5 ms permission-filtered
+    // page was estimated past jit_above_cost and compiled on every run (3-4 s on a stock
+    // PostgreSQL 15, JIT on by default); no read here is long enough for compiling to pay back.
     driverOptions: {
       connectionTimeoutMillis: 5_000,
-      options: '-c plan_cache_mode=force_generic_plan -c max_parallel_workers_per_gather=0',
+      options: '-c plan_cache_mode=force_generic_plan -c max_parallel_workers_per_gather=0 -c jit=off',
       onPoolCreated: guardPool,
     },
   });
+  // Activity entries go in after each flush (core/activity): every fork's events are copied from here.
+  orm.em.getEventManager().registerSubscriber({ afterFlush: ({ em }) => writeRecorded(em as EntityManager) });
+  return orm;
 }
 
 /**
