@@ -145,10 +145,12 @@ const invalidParams = (message: string) => Object.assign(new Error(message), { c
 const SERVER_INFO = { name: 'labdata', title: 'Lab Data Service', version: packageVersion() };
 
 /** Sent in the initialize result: what an agent needs before its first call. */
-const INSTRUCTIONS = [
+/** What initialize says; with the search tool, how to find a record comes before how to browse. */
+const instructions = (tools: Map<string, unknown>) => [
   'Lab Data Service: read-only access to the laboratory records of one organization, the one of the API key, as the key\'s user sees them (records the user may not view are reported as not found).',
   'Records nest: a project contains studies, a study contains assays, and each assay has one assay type. Notes attach to the organization, a project, a study or an assay; tasks, external links and storage folders to a project, study or assay. Activity records the changes.',
-  'Start with list_projects, then list_studies_by_project and list_assays_by_study; get_* tools fetch one record by its id (a UUID).',
+  ...(tools.has('search') ? ['To find a record by its name, its code (e.g. STUDY-0142) or what it says, call search first: it returns the best matches with their ids and types.'] : []),
+  'To browse, start with list_projects, then list_studies_by_project and list_assays_by_study; get_* tools fetch one record by its id (a UUID).',
   'Listing tools page: pass page (from 0) and size (default 20, at most 100); the result carries content, totalElements, totalPages, number and size. Ask for the next page while number + 1 < totalPages.',
   'Results are the same JSON as the REST API (GET /api/v1/...). Nothing here creates, changes or deletes anything.',
 ].join('\n\n');
@@ -173,6 +175,7 @@ export function registerMcp(
 ) {
   const allowed = new Set(['localhost', ...opts.allowedHosts.map((h) => hostName(h) ?? h.toLowerCase())]);
   const toolList = [...opts.tools.values()].map((e) => e.tool);
+  const text = instructions(opts.tools);
 
   /** A single tools/call of a known tool (app/mcp/fast-call.ts): same answer, no SDK server per request. */
   async function answerFast(call: FastCall, request: FastifyRequest, reply: FastifyReply) {
@@ -227,7 +230,7 @@ export function registerMcp(
       if (call) return answerFast(call, request, reply);
       const refused = protocolRefusal(request);
       if (refused) return reply.code(refused.status).header('content-type', 'application/json').send(Buffer.from(refused.body));
-      const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS });
+      const server = new McpServer(SERVER_INFO, { instructions: text });
       server.server.registerCapabilities({ tools: { listChanged: false } });
       server.server.setRequestHandler(ListToolsRequestSchema, async (req) => {
         // The list is never paged, so no cursor was ever issued: any cursor is invalid (MCP spec).

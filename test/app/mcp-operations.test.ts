@@ -110,6 +110,7 @@ t.test('tools carry titles; initialize carries instructions; descriptions read r
   t.match(instructions, /read-only/i, 'what the server is');
   t.match(instructions, /project contains studies, a study contains assays/, 'how records nest');
   t.match(instructions, /page \(from 0\) and size/, 'how paging works');
+  t.notMatch(instructions, /\bsearch\b/, 'no search tool here (plugins/search is not enabled): no word of it');
   t.match(client.getServerVersion(), { name: 'labdata', title: 'Lab Data Service' });
 });
 

@@ -120,7 +120,8 @@ t.test('recount repairs totals after a load that bypassed the triggers; a second
   t.match(lines[0], /^recount 0\/\d+ /, 'progress starts at 0');
   t.equal(res.json.passes, 2, 'one pass corrects, a second finds nothing left');
   t.ok(res.json.corrected > 0, `it says it corrected counters (${res.json.corrected})`);
-  t.equal(res.json.repaired, loadedGrants, 'and repaired each loaded grant');
+  t.equal(res.json.repaired, loadedGrants + 25, 'and repaired each loaded grant, and indexed each loaded project for search');
+  t.equal((await server.get('/api/v1/search?q=bulk', { key: admin.key })).body.totalElements, 25, 'the loaded projects are found');
   t.ok(lines.includes(`recount ${total - 1}/${total} correct grant_count`), 'and corrects each counter table, the last before done');
   t.equal(lines.at(-1), `recount ${total}/${total} done`);
   t.equal(lines.length, total + 1, 'one line per step');

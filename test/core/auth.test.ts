@@ -16,8 +16,10 @@ const project = await createProject(alice, 'PUBLIC');
 
 /** Every registered endpoint (reads as GET, writes with their method), params filled with a real id. */
 const fill = (path: string) => path.replace(/:[A-Za-z]+/g, project.id);
+const requiredQuery = (r: { query?: { required?: string[] } }) => (r.query?.required?.length ? `?${r.query.required.map((name) => `${name}=x`).join('&')}` : '');
 const endpoints = [
-  ...server.kernel.reads.map((r) => ({ method: 'GET', path: fill(r.path) })),
+  // A read that requires query parameters (search's `q`) gets a value for each.
+  ...server.kernel.reads.map((r) => ({ method: 'GET', path: fill(r.path) + requiredQuery(r) })),
   ...server.kernel.writes.map((w) => ({ method: w.method as string, path: fill(w.path) })),
 ];
 

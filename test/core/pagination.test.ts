@@ -166,14 +166,16 @@ t.test('every registered list follows the same paging rules', async (t) => {
   const lists = server.kernel.reads.filter((r) => r.paged && !r.path.includes(':'));
   t.ok(lists.length >= 3, 'projects, users and organization users at least');
   for (const read of lists) {
-    const ok = await server.get(`/api/v1${read.path}?size=1`, k);
+    // A read that requires query parameters (search's `q`) gets a value for each.
+    const path = `${read.path}?${((read.query as { required?: string[] } | undefined)?.required ?? []).map((name) => `${name}=project&`).join('')}`;
+    const ok = await server.get(`/api/v1${path}size=1`, k);
     t.equal(ok.status, 200, read.path);
     t.equal(ok.body.size, 1, `${read.path}: size`);
     t.ok(ok.body.content.length <= 1);
     t.equal(ok.body.totalPages, ok.body.totalElements, `${read.path}: one per page`);
-    t.equal((await server.get(`/api/v1${read.path}?size=201`, k)).body.size, 200, `${read.path}: size capped at 200`);
+    t.equal((await server.get(`/api/v1${path}size=201`, k)).body.size, 200, `${read.path}: size capped at 200`);
     for (const q of ['page=-1', 'size=0', 'page=abc', 'sort=nosuchfield,asc']) {
-      const bad = await server.get(`/api/v1${read.path}?${q}`, k);
+      const bad = await server.get(`/api/v1${path}${q}`, k);
       t.equal(bad.status, 400, `${read.path}?${q}`);
       t.equal(bad.body.statusCode, 400);
     }

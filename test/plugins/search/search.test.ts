@@ -170,6 +170,7 @@ t.test('the search tool: the same JSON as REST; query, types (list or string), a
   const tool = tools.find((x) => x.name === 'search')!;
   t.ok(tool, 'listed');
   t.match(tool.description, /instead of paging through list tools/, 'tells an agent to search before listing');
+  t.match(client.getInstructions(), /call search first/, 'and so does initialize');
   t.same(Object.keys(tool.inputSchema.properties ?? {}).sort(), ['archived', 'page', 'query', 'size', 'types']);
   t.same(tool.inputSchema.required, ['query']);
   await expectToolMatchesRest(t, server, client, bob.key, 'search', { query: 'hERG' }, '/search?q=hERG');
