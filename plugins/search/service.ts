@@ -115,20 +115,24 @@ export class SearchService {
                          then '%' || replace(replace(replace(x.code, '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%' end as infix
           from (select labdata_search_tsquery(${json}::jsonb) as tq, labdata_search_tsquery(${json}::jsonb, true) as rq,
                        lower(${codeOf(text) ?? null}::text) as code) x),
+      prefixed as materialized (
+        select d.id, (case when d.tsv @@ q.tq then ts_rank(d.tsv, q.rq, 32) else 0 end + ${CODE_TIER})::float8 as score
+          from q cross join search_document d
+         where d.code is not null and lower(d.code) ~>=~ q.code and lower(d.code) ~<~ (q.code || chr(1114111))
+           and ${where} and not coalesce(d.tsv @@ q.tq, false)),
       hits as materialized (
         select d.id, (ts_rank(d.tsv, q.rq, 32) + ${CODE_TIER})::float8 as score
           from q cross join search_document d
          where d.tsv @@ q.tq and ${where}
         union all
-        select d.id, (case when d.tsv @@ q.tq then ts_rank(d.tsv, q.rq, 32) else 0 end + ${CODE_TIER})::float8
-          from q cross join search_document d
-         where d.code is not null and lower(d.code) ~>=~ q.code and lower(d.code) ~<~ (q.code || chr(1114111))
-           and ${where} and not coalesce(d.tsv @@ q.tq, false)
+        select * from prefixed
         union all
+        -- Parts of codes only when no visible code starts with q: a prefix such as STUDY-01 has
+        -- trigrams that every study's code has, which the trigram index would intersect in vain.
         select d.id, (case when d.tsv @@ q.tq then ts_rank(d.tsv, q.rq, 32) else 0 end + ${CODE_TIER})::float8
           from q cross join search_document d
-         where d.code is not null and lower(d.code) like q.infix and not starts_with(lower(d.code), q.code)
-           and ${where} and not coalesce(d.tsv @@ q.tq, false)),
+         where not exists (select 1 from prefixed) and d.code is not null and lower(d.code) like q.infix
+           and not starts_with(lower(d.code), q.code) and ${where} and not coalesce(d.tsv @@ q.tq, false)),
       page as materialized (
         select s.*, row_number() over () as n from (select h.id, h.score from hits h order by ${page.orderBy} limit ${raw(String(bucket))} offset ${page.offset}) s),
       texts as (${this.#pageTexts})
