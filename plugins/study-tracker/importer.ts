@@ -304,7 +304,7 @@ async function importInto(tx: EntityManager, ctx: ImportContext, source: ExportS
   const projectColumns: Column[] = [...uuid('id created_by_id'), ...C('code name description'), ['archived', 'boolean'], ...stamp];
   await insertRows(tx, 'project', [...projectColumns, ...uuid('organization_id'), ...C('visibility status')], projectRows.create);
   await updateRows(tx, 'project', projectColumns, projectRows.update,
-    'code = x.code, name = x.name, description = x.description, archived = x.archived, updated_at = x.updated_at, version = t.version + 1');
+    'code = x.code, name = x.name, description = x.description, archived = x.archived, created_by_id = x.created_by_id, updated_at = x.updated_at, version = t.version + 1');
   report.created.projectMembers = await insertRows(tx, 'project_member', [...uuid('project_id organization_user_id')].concat([['id', 'uuid'], ['organization_id', 'uuid']]),
     memberPairs.map((m) => ({ ...m, id: randomUUID(), organization_id: org })), 'on conflict (project_id, organization_user_id) where organization_user_id is not null do nothing');
   report.unchanged.projectMembers = memberPairs.length - report.created.projectMembers;
@@ -313,7 +313,7 @@ async function importInto(tx: EntityManager, ctx: ImportContext, source: ExportS
   await insertRows(tx, 'study', [...studyColumns, ...uuid('organization_id')], studyRows.create);
   await updateRows(tx, 'study', studyColumns, studyRows.update,
     `project_id = x.project_id, code = x.code, name = x.name, description = x.description, status = x.status, start_date = x.start_date,
-     archived = x.archived, updated_at = x.updated_at, version = t.version + 1`);
+     archived = x.archived, created_by_id = x.created_by_id, updated_at = x.updated_at, version = t.version + 1`);
   await insertRows(tx, 'study_collaborator', [...uuid('study_id collaborator_id'), ['organization_id', 'uuid']],
     studyCollaborators.filter((s) => (s as { collaborator_id: string | null }).collaborator_id).map((s) => ({ ...s, organization_id: org })),
     'on conflict (study_id) do update set collaborator_id = excluded.collaborator_id');
@@ -324,7 +324,7 @@ async function importInto(tx: EntityManager, ctx: ImportContext, source: ExportS
   await insertRows(tx, 'assay', [...assayColumns, ...uuid('organization_id')], assayRows.create);
   await updateRows(tx, 'assay', assayColumns, assayRows.update,
     `study_id = x.study_id, code = x.code, name = x.name, description = x.description, status = x.status, start_date = x.start_date,
-     field_values = x.field_values, archived = x.archived, updated_at = x.updated_at, version = t.version + 1`);
+     field_values = x.field_values, archived = x.archived, created_by_id = x.created_by_id, updated_at = x.updated_at, version = t.version + 1`);
   // A study moved to another program (an assay to another study) takes its history along, as a move here does.
   const moved = [...studyRows.update, ...assayRows.update].map((r) => (r as { id: string }).id);
   if (moved.length) {

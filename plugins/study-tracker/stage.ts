@@ -277,7 +277,7 @@ export async function writeTasks(tx: EntityManager, r: Resolved, report: Report,
     select target, ${r.org}, 'assay', assay_id, label, status, due_date, assigned_to_id, position, fields, data, completed_at, completed_by_id, created_by_id, created_at, updated_at
       from st_task where state = 'created'`);
   await db.query(tx, sql`update task t set parent_id = s.assay_id, label = s.label, status = s.status, due_date = s.due_date, assigned_to_id = s.assigned_to_id,
-      position = s.position, fields = s.fields, data = s.data, completed_at = s.completed_at, completed_by_id = s.completed_by_id, updated_at = s.updated_at,
+      position = s.position, fields = s.fields, data = s.data, completed_at = s.completed_at, completed_by_id = s.completed_by_id, created_by_id = s.created_by_id, updated_at = s.updated_at,
       version = t.version + 1
     from st_task s where s.state = 'updated' and t.id = s.target`);
   await db.query(tx, sql`insert into study_tracker_map (organization_id, kind, source_id, target_id, fingerprint)

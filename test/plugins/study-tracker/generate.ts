@@ -157,11 +157,11 @@ export function generate(sz: Sizes = SMALL): Model {
   const taskFields = lazy(function* (): Generator<Field> {
     for (let a = 1; a <= assayCount; a += 2) yield { ...templateField(0, taskId(a, 1, sz)), id: a };
   });
+  // Ids stay the same from one export to the next (as Study Tracker's do), whatever the sizes.
   const activity = lazy(function* (): Generator<Activity> {
-    let id = 0;
-    for (const p of programs) yield { id: ++id, program: p.id, eventType: 'NEW_PROGRAM', data: { program: { id: p.id, name: p.name, code: p.code } }, user: p.createdBy, date: p.createdAt };
+    for (const p of programs) yield { id: p.id, program: p.id, eventType: 'NEW_PROGRAM', data: { program: { id: p.id, name: p.name, code: p.code } }, user: p.createdBy, date: p.createdAt };
     for (let s = 1; s <= studyCount; s++) {
-      yield { id: ++id, study: s, eventType: 'NEW_STUDY', data: { study: { id: s, name: studyName(s), code: `S-${s}` } }, user: 1 + (s % USERS), date: at(24 * s) };
+      yield { id: 10_000_000 + s, study: s, eventType: 'NEW_STUDY', data: { study: { id: s, name: studyName(s), code: `S-${s}` } }, user: 1 + (s % USERS), date: at(24 * s) };
     }
     const kinds = ['ASSAY_STATUS_CHANGED', 'ASSAY_TASK_ADDED', 'UPDATED_ASSAY', 'FILE_UPLOADED', 'NEW_COMMENT'];
     for (let a = 1; a <= assayCount; a++) {
@@ -171,12 +171,12 @@ export function generate(sz: Sizes = SMALL): Model {
         if (eventType === 'ASSAY_STATUS_CHANGED') Object.assign(data, { oldStatus: 'IN_PLANNING', newStatus: 'NEEDS_ATTENTION' });
         if (eventType === 'ASSAY_TASK_ADDED') data.task = { id: taskId(a, 1, sz), label: 'Coat plate' };
         if (eventType === 'FILE_UPLOADED') data.file = { name: 'scan.tif', path: '/scans/scan.tif', url: null };
-        yield { id: ++id, assay: a, eventType, data, user: 1 + ((a + k) % USERS), date: at(24 * a + k) };
+        yield { id: 20_000_000 + a * 100 + k, assay: a, eventType, data, user: 1 + ((a + k) % USERS), date: at(24 * a + k) };
       }
     }
-    yield { id: ++id, eventType: 'NEW_COLLABORATOR', data: { collaborator: { id: 1, label: 'Charles River' } }, user: 1, date: at(2) };
-    yield { id: ++id, eventType: 'NEW_USER', data: { user: { id: 2, displayName: 'Bob' } }, user: 1, date: at(3) };
-    if (studyCount > 1) yield { id: ++id, study: 1, eventType: 'STUDY_STATUS_CHANGED', data: { study: { id: 1 }, oldStatus: 'IN_PLANNING', newStatus: 'ACTIVE' }, user: 2, date: at(30) };
+    yield { id: 90_000_001, eventType: 'NEW_COLLABORATOR', data: { collaborator: { id: 1, label: 'Charles River' } }, user: 1, date: at(2) };
+    yield { id: 90_000_002, eventType: 'NEW_USER', data: { user: { id: 2, displayName: 'Bob' } }, user: 1, date: at(3) };
+    if (studyCount > 1) yield { id: 90_000_003, study: 1, eventType: 'STUDY_STATUS_CHANGED', data: { study: { id: 1 }, oldStatus: 'IN_PLANNING', newStatus: 'ACTIVE' }, user: 2, date: at(30) };
   });
 
   return {
