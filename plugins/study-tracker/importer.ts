@@ -17,6 +17,9 @@ export type ImportContext = Parameters<NonNullable<Parameters<typeof definePlugi
 /** Rolls a dry run's transaction back once it has counted everything. */
 class DryRun extends Error {}
 
+/** Steps of the progress display. */
+const STEPS = 10;
+
 /** At most this many warnings are listed; the rest are summed up in one more. */
 const MAX_WARNINGS = 1000;
 
@@ -41,7 +44,7 @@ export async function importStudyTracker(ctx: ImportContext): Promise<Report> {
     if (missing.length) fail(missing[0], 0, `missing from the export${missing.length > 1 ? ` (so are ${missing.slice(1).join(', ')})` : ''}`);
     for (const file of source.files.filter((f) => !(f in FILE_SPECS))) warnings.push({ file, line: 0, message: 'unknown file: left out' });
     for (const file of source.others) warnings.push({ file, line: 0, message: 'not a CSV file of the export: left out' });
-    ctx.progress('reading the export', 0, 4);
+    ctx.progress('reading the export', 0, STEPS);
     // The 1.0.2 hotfix added GitRepositoryId to gitlab_repositories.csv: that header tells the versions apart.
     await readAll(source, 'gitlab_repositories.csv', FILE_SPECS['gitlab_repositories.csv'], warnings);
     const version = await formatVersion(source);
@@ -58,7 +61,7 @@ export async function importStudyTracker(ctx: ImportContext): Promise<Report> {
     } catch (e) {
       if (!(e instanceof DryRun)) throw e;
     }
-    ctx.progress('done', 4, 4);
+    ctx.progress('done', STEPS, STEPS);
     return report;
   } finally {
     source.close();
@@ -94,7 +97,7 @@ async function importInto(tx: EntityManager, ctx: ImportContext, source: ExportS
     ['study', 'study'], ['assay', 'assay'], ['note', 'note'], ['link', 'external_link'], ['relationship', 'study_relationship'], ['collection', 'study_collection'],
   ] as const) await plans.load(tx, org, kind, table);
 
-  ctx.progress('matching users', 1, 4);
+  ctx.progress('matching users', 1, STEPS);
   const { users, write: writeUsers } = await resolveUsers(tx, org, data, plans, warnings);
   const importUser = users.get(-1)!;
   const ou = (id: number | null | undefined, fallback: string) => (id === null || id === undefined ? fallback : users.get(id)!);
@@ -179,7 +182,7 @@ async function importInto(tx: EntityManager, ctx: ImportContext, source: ExportS
       description: a.description,
       status: a.status,
       start_date: iso(a.startDate),
-      field_values: assayValues(a.fields, type, a.line, warnings),
+      field_values: assayValues(JSON.parse(a.fields) as Record<string, unknown>, type, a.line, warnings),
       archived: !a.active,
       created_by_id: ou(a.createdBy ?? a.owner, importUser),
       created_at: iso(a.createdAt),
@@ -262,13 +265,15 @@ async function importInto(tx: EntityManager, ctx: ImportContext, source: ExportS
   }
 
   // The two big files stream into staging tables (checked row by row), then merge in SQL.
-  ctx.progress('reading assay_tasks.csv and activity.csv', 2, 4);
   const resolved: Resolved = {
     org, users, importUser, projects, studies, assays, collections: collectionIds, links: linkIds, types: types.byId, data,
     categoryOf: (type) => ctx.services.activity.categoryOf(type),
   };
-  await stageTasks(tx, source, resolved, warnings, ctx.progress);
-  await stageActivity(tx, source, resolved, warnings, ctx.progress);
+  ctx.progress('reading assay_tasks.csv', 2, STEPS);
+  await stageTasks(tx, source, resolved, warnings, (rows) => ctx.progress(`reading assay_tasks.csv: ${rows} rows`, 2, STEPS));
+  ctx.progress('reading activity.csv', 3, STEPS);
+  await stageActivity(tx, source, resolved, warnings, (rows) => ctx.progress(`reading activity.csv: ${rows} rows`, 3, STEPS));
+  ctx.progress('checking tasks and activity', 4, STEPS);
   await checkStaged(tx);
 
   const memberPairs = [...members].map((m) => m.split('/')).map(([project_id, organization_user_id]) => ({ project_id, organization_user_id }));
@@ -285,7 +290,7 @@ async function importInto(tx: EntityManager, ctx: ImportContext, source: ExportS
     return;
   }
 
-  ctx.progress('writing', 3, 4);
+  ctx.progress('writing projects, studies and assays', 5, STEPS);
   await writeUsers();
   const C = (names: string, type = 'text'): Column[] => names.split(' ').map((n) => [n, type] as const);
   const uuid = (names: string) => C(names, 'uuid');
@@ -334,7 +339,9 @@ async function importInto(tx: EntityManager, ctx: ImportContext, source: ExportS
       where a.assay_id = x.id and x.id in ${ids} and (a.study_id is distinct from x.study_id or a.project_id is distinct from s.project_id)`);
   }
 
+  ctx.progress('writing tasks', 6, STEPS);
   await writeTasks(tx, resolved, report, false);
+  ctx.progress('writing notes, links, relationships and collections', 7, STEPS);
 
   for (let i = 0; i < noteRows.create.length; i += 2000) {
     const batch = JSON.stringify(noteRows.create.slice(i, i + 2000));
@@ -365,7 +372,9 @@ async function importInto(tx: EntityManager, ctx: ImportContext, source: ExportS
   await insertRows(tx, 'study_collection_study', [...uuid('collection_id study_id added_by_id organization_id'), ['added_at', 'timestamptz']],
     collectionStudies.map((c) => ({ ...c, organization_id: org })), 'on conflict (collection_id, study_id) do nothing');
 
+  ctx.progress('writing activity', 8, STEPS);
   await writeActivity(tx, resolved, report, false);
+  ctx.progress('writing the map of Study Tracker ids', 9, STEPS);
 
   await insertRows(tx, 'study_tracker_map', [...uuid('organization_id target_id'), ...C('kind source_id fingerprint')], plans.maps.map((m) => ({ ...m, organization_id: org })),
     'on conflict (organization_id, kind, source_id) do update set target_id = excluded.target_id, fingerprint = excluded.fingerprint, imported_at = now()');

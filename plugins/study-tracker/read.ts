@@ -17,7 +17,9 @@ export interface StStudy {
 }
 export interface StAssay {
   id: number; line: number; type: number; study: number; code: string | null; name: string; description: string | null; status: string;
-  createdBy: number | null; owner: number; createdAt: Date; updatedAt: Date | null; startDate: Date | null; active: boolean; users: number[]; fields: Record<string, unknown>;
+  createdBy: number | null; owner: number; createdAt: Date; updatedAt: Date | null; startDate: Date | null; active: boolean; users: number[];
+  /** `Fields`, as JSON text. */
+  fields: string;
 }
 export interface StNote { id: number; line: number; file: string; study: number; content: string; createdBy: number; createdAt: Date; updatedAt: Date | null }
 export interface StLink { key: string; line: number; file: string; kind: 'program' | 'study' | 'assay'; parent: number; label: string; url: string }
@@ -63,11 +65,11 @@ function byId<T extends { id: number; line: number }>(rows: T[], file: string): 
 const JAVA_OBJECT = /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*(\$\w+)*@[0-9a-f]+$/;
 
 export async function readExport(source: ExportSource, warnings: Warning[], version: FormatVersion): Promise<Export> {
-  const all = (file: string) => readAll(source, file, FILE_SPECS[file], warnings);
+  const all = <T = Row>(file: string, map?: (row: Row) => T) => readAll<T>(source, file, FILE_SPECS[file], warnings, map);
   const has = (file: string) => source.files.includes(file);
 
   const users = byId(
-    (await all('users.csv')).map((r) => ({
+    await all('users.csv', (r) => ({
       id: r.requiredId('ID'),
       line: r.line,
       username: r.required('Username'),
@@ -81,7 +83,7 @@ export async function readExport(source: ExportSource, warnings: Warning[], vers
   const requiredUser = (r: Row, column: string) => userRef(users, r, r.requiredId(column))!;
 
   const collaborators = byId(
-    (await all('collaborators.csv')).map((r) => ({
+    await all('collaborators.csv', (r) => ({
       id: r.requiredId('ID'),
       line: r.line,
       label: r.required('Label'),
@@ -95,22 +97,22 @@ export async function readExport(source: ExportSource, warnings: Warning[], vers
     'collaborators.csv',
   );
   const keywords = byId(
-    (await all('keywords.csv')).map((r) => ({ id: r.requiredId('ID'), line: r.line, value: r.required('Keyword').trim(), category: r.text('Category')?.trim() || null })),
+    await all('keywords.csv', (r) => ({ id: r.requiredId('ID'), line: r.line, value: r.required('Keyword').trim(), category: r.text('Category')?.trim() || null })),
     'keywords.csv',
   );
 
   const field = readField;
   const assayTypes = byId(
-    (await all('assay_types.csv')).map((r) => ({ id: r.requiredId('ID'), line: r.line, name: r.required('Name').trim(), description: r.text('Description'), active: r.bool('Active'), fields: [] as StField[], tasks: [] as StTypeTask[] })),
+    await all('assay_types.csv', (r) => ({ id: r.requiredId('ID'), line: r.line, name: r.required('Name').trim(), description: r.text('Description'), active: r.bool('Active'), fields: [] as StField[], tasks: [] as StTypeTask[] })),
     'assay_types.csv',
   );
-  for (const f of byId((await all('assay_type_fields.csv')).map((r) => field(r, 'AssayTypeId')), 'assay_type_fields.csv').values()) {
+  for (const f of byId(await all('assay_type_fields.csv', (r) => field(r, 'AssayTypeId')), 'assay_type_fields.csv').values()) {
     const type = assayTypes.get(f.parent);
     if (!type) fail(f.file, f.line, `no assay type with ID ${f.parent} in assay_types.csv`);
     type.fields.push(f);
   }
   const typeTasks = byId(
-    (await all('assay_type_tasks.csv')).map((r) => {
+    await all('assay_type_tasks.csv', (r) => {
       r.required('Status');
       return { id: r.requiredId('ID'), line: r.line, type: r.requiredId('AssayTypeId'), label: r.required('Label'), order: r.int('Order') ?? 0, fields: [] as StField[] };
     }),
@@ -121,14 +123,14 @@ export async function readExport(source: ExportSource, warnings: Warning[], vers
     if (!type) fail('assay_type_tasks.csv', t.line, `no assay type with ID ${t.type} in assay_types.csv`);
     type.tasks.push(t);
   }
-  for (const f of byId((await all('assay_type_task_fields.csv')).map((r) => field(r, 'AssayTypeTaskId')), 'assay_type_task_fields.csv').values()) {
+  for (const f of byId(await all('assay_type_task_fields.csv', (r) => field(r, 'AssayTypeTaskId')), 'assay_type_task_fields.csv').values()) {
     const task = typeTasks.get(f.parent);
     if (!task) fail(f.file, f.line, `no assay type task with ID ${f.parent} in assay_type_tasks.csv`);
     task.fields.push(f);
   }
 
   const programs = byId(
-    (await all('programs.csv')).map((r) => ({
+    await all('programs.csv', (r) => ({
       id: r.requiredId('ID'),
       line: r.line,
       code: r.required('Code'),
@@ -143,7 +145,7 @@ export async function readExport(source: ExportSource, warnings: Warning[], vers
   );
 
   const studies = byId(
-    (await all('studies.csv')).map((r) => {
+    await all('studies.csv', (r) => {
       const program = r.requiredId('ProgramId');
       if (!programs.has(program)) r.fail(`no program with ID ${program} in programs.csv`);
       const collaborator = r.id('CollaboratorId');
@@ -176,7 +178,7 @@ export async function readExport(source: ExportSource, warnings: Warning[], vers
   );
 
   const assays = byId(
-    (await all('assays.csv')).map((r) => {
+    await all('assays.csv', (r) => {
       const type = r.requiredId('AssayTypeId');
       if (!assayTypes.has(type)) r.fail(`no assay type with ID ${type} in assay_types.csv`);
       const study = r.requiredId('StudyId');
@@ -206,7 +208,7 @@ export async function readExport(source: ExportSource, warnings: Warning[], vers
         startDate: r.date('StartDate'),
         active: r.bool('Active'),
         users: members,
-        fields: r.object('Fields'),
+        fields: r.objectText('Fields'),
       };
     }),
     'assays.csv',
@@ -219,7 +221,7 @@ export async function readExport(source: ExportSource, warnings: Warning[], vers
   };
   const notes: StNote[] = [];
   for (const [file, content] of [['study_comments.csv', 'Text'], ['study_conclusions.csv', 'Content']] as const) {
-    const rows = (await all(file)).map((r) => ({
+    const rows = await all(file, (r) => ({
       id: r.requiredId('ID'),
       line: r.line,
       file,
@@ -234,7 +236,7 @@ export async function readExport(source: ExportSource, warnings: Warning[], vers
 
   const relationships = [
     ...byId(
-      (await all('study_relationships.csv')).map((r) => ({
+      await all('study_relationships.csv', (r) => ({
         id: r.requiredId('ID'),
         line: r.line,
         type: r.oneOf('Type', RELATIONSHIP_TYPES),
@@ -246,7 +248,7 @@ export async function readExport(source: ExportSource, warnings: Warning[], vers
   ];
 
   const collections = byId(
-    (await all('study_collections.csv')).map((r) => {
+    await all('study_collections.csv', (r) => {
       const members = r.ids('Studies');
       const missing = members.find((s) => !studies.has(s));
       if (missing !== undefined) r.fail(`no study with ID ${missing} in studies.csv`);
@@ -313,14 +315,14 @@ type Records = { programs: Map<number, unknown>; studies: Map<number, unknown>; 
  */
 async function folderLinks(
   source: ExportSource,
-  all: (file: string) => Promise<Row[]>,
+  all: <T = Row>(file: string, map?: (row: Row) => T) => Promise<T[]>,
   has: (file: string) => boolean,
   warnings: Warning[],
   records: Records,
 ): Promise<StLink[]> {
   const out: StLink[] = [];
   const web = (url: unknown) => (typeof url === 'string' && /^https?:\/\/\S+$/i.test(url) ? url : null);
-  const drives = new Map((await all('storage_drives.csv')).map((r) => [r.requiredId('ID'), r.required('DisplayName')]));
+  const drives = new Map(await all('storage_drives.csv', (r) => [r.requiredId('ID'), r.required('DisplayName')] as const));
   const folders = new Map<number, { name: string; url: string | null }>();
   for (const r of await all('storage_drive_folders.csv')) {
     const drive = r.requiredId('StorageDriveId');
@@ -329,9 +331,9 @@ async function folderLinks(
     folders.set(r.requiredId('ID'), { name: r.text('Name') ?? r.required('Path'), url: web(details.webUrl) });
   }
   // The first version has no eln_folders.csv: its notebook folders name folders it does not export.
-  const eln = has('eln_folders.csv') ? new Map((await all('eln_folders.csv')).map((r) => [r.requiredId('ID'), { name: r.text('Name') ?? 'Notebook', url: web(r.text('Url')) }])) : undefined;
-  const groups = new Map((await all('git_groups.csv')).map((r) => [r.requiredId('ID'), { name: r.required('DisplayName'), url: web(r.text('WebUrl')) }]));
-  const repositories = new Map((await all('git_repositories.csv')).map((r) => [r.requiredId('ID'), { name: r.required('DisplayName'), url: web(r.text('WebURL')) }]));
+  const eln = has('eln_folders.csv') ? new Map(await all('eln_folders.csv', (r) => [r.requiredId('ID'), { name: r.text('Name') ?? 'Notebook', url: web(r.text('Url')) }] as const)) : undefined;
+  const groups = new Map(await all('git_groups.csv', (r) => [r.requiredId('ID'), { name: r.required('DisplayName'), url: web(r.text('WebUrl')) }] as const));
+  const repositories = new Map(await all('git_repositories.csv', (r) => [r.requiredId('ID'), { name: r.required('DisplayName'), url: web(r.text('WebURL')) }] as const));
   await all('gitlab_groups.csv');
   for (const file of Object.keys(FILE_SPECS).filter((f) => f.endsWith('_integrations.csv') || f === 'sharepoint_sites.csv')) if (has(file)) await all(file);
 

@@ -132,6 +132,13 @@ export class Row {
     return v as Record<string, unknown>;
   }
 
+  /** A JSON object kept as its text (checked now, parsed when used: big files hold many). */
+  objectText(column: string): string {
+    this.object(column);
+    const v = this.text(column);
+    return v === null || v === 'null' ? '{}' : v;
+  }
+
   oneOf<T extends string>(column: string, values: readonly T[]): T {
     const v = this.text(column);
     if (v === null || !(values as readonly string[]).includes(v)) this.fail(`${column} "${v ?? ''}" is not one of ${values.join(', ')}`);
@@ -202,10 +209,10 @@ export async function readTable(source: ExportSource, file: string, spec: FileSp
   return { file, columns, rows: rows() };
 }
 
-/** Every row of a (small) file, in memory. */
-export async function readAll(source: ExportSource, file: string, spec: FileSpec, warnings: Warning[]): Promise<Row[]> {
+/** Every row of a file, each turned by `map` into what is kept (the rows themselves are not). */
+export async function readAll<T = Row>(source: ExportSource, file: string, spec: FileSpec, warnings: Warning[], map: (row: Row) => T = (row) => row as T): Promise<T[]> {
   const table = await readTable(source, file, spec, warnings);
-  const out: Row[] = [];
-  for await (const row of table.rows) out.push(row);
+  const out: T[] = [];
+  for await (const row of table.rows) out.push(map(row));
   return out;
 }

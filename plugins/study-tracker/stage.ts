@@ -23,7 +23,8 @@ export interface Resolved {
   data: Export;
 }
 
-type Progress = (step: string, done: number, total: number) => void;
+/** Hears how many rows of a big file have been read. */
+type Progress = (rows: number) => void;
 const EVERY = 100_000;
 
 const TASK_COLUMNS: Column[] = [
@@ -52,7 +53,7 @@ async function stream(tx: EntityManager, source: ExportSource, file: string, tab
       await insertRows(tx, table, columns, batch);
       batch = [];
     }
-    if (++n % EVERY === 0) progress(`${file}: ${n} rows`, 2, 4);
+    if (++n % EVERY === 0) progress(n);
   }
   await insertRows(tx, table, columns, batch);
   return n;

@@ -62,7 +62,7 @@ t.test('a first-version export (folder) moves in: counts per kind, JSON on stdou
   });
   t.ok(first.json.created.projectMembers > 0);
   for (const kind of Object.keys(first.json.created)) t.equal(first.json.updated[kind] + first.json.unchanged[kind], 0, `${kind}: nothing there before`);
-  t.match(first.stderr, /import 4\/4 done/, 'progress on stderr');
+  t.match(first.stderr, /import 10\/10 done/, 'progress on stderr');
   t.equal(first.reasons.length, 0);
   t.match(first.json.warnings, [
     { file: 'storage_drive_folders.csv', line: 0, message: /no web address/ },
