@@ -135,3 +135,16 @@ t.test('the launcher: exit status 2 and the one-line reason on stderr, nothing o
   t.equal(res.stdout, '');
   t.same(res.reasons, ['labdata: activity.csv:0: missing from the export']);
 });
+
+t.test('two imports of one export into one organization at once: one moves it in, the other finds it there', async (t) => {
+  const lab = await server.organization('Racing lab');
+  const dir = await exportWith();
+  const [a, b] = await Promise.all([run(dir, lab), run(dir, lab)]);
+  t.same([a.code, b.code], [0, 0], `${a.stderr}${b.stderr}`);
+  const expected = counts(SMALL);
+  const createdStudies = [a.json.created.studies, b.json.created.studies].sort();
+  t.same(createdStudies, [0, expected.studies], 'one run created the studies, the other none');
+  t.equal(a.json.created.activity + b.json.created.activity, expected.activity);
+  const [{ n }] = await server.sql<{ n: string }>('select count(*) as n from study where organization_id = ?', [lab]);
+  t.equal(Number(n), expected.studies, 'no duplicates');
+});
