@@ -3,6 +3,7 @@ import { Migrator, type Migration } from '@mikro-orm/migrations';
 import type { EntitySchema } from '@mikro-orm/core';
 import type { Pool } from 'pg';
 import { guardPool } from './pool-guard.ts';
+import { writeRecorded } from '../activity/index.ts';
 
 /** A migration as plugins declare it: a stable, plugin-prefixed name and its SQL statements. */
 export interface MigrationDefinition {
@@ -33,7 +34,7 @@ export async function createOrm(options: OrmOptions): Promise<Orm> {
   const migrationsList = await Promise.all(
     options.migrations.map(async (def) => ({ name: def.name, class: await migrationClass(def) })),
   );
-  return MikroORM.init({
+  const orm = await MikroORM.init({
     clientUrl: options.url,
     entities: options.entities,
     extensions: [Migrator],
@@ -62,6 +63,9 @@ export async function createOrm(options: OrmOptions): Promise<Orm> {
       onPoolCreated: guardPool,
     },
   });
+  // Activity entries go in after each flush (core/activity): every fork's events are copied from here.
+  orm.em.getEventManager().registerSubscriber({ afterFlush: ({ em }) => writeRecorded(em as EntityManager) });
+  return orm;
 }
 
 /**
