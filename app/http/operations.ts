@@ -11,6 +11,7 @@ import { idempotency, isCreate } from './idempotency.ts';
 import { SECURITY } from './openapi.ts';
 import { requirePrecondition } from '../../core/db/transaction.ts';
 import type { EntityManager } from '../../core/db/orm.ts';
+import type { ReadReplicas } from '../db/replicas.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -99,9 +100,9 @@ const defined = <T extends object>(o: T): T => Object.fromEntries(Object.entries
 /** Declares every operation on the `/api/v1` mount (`/api/beta` is rewritten to it, app/http/beta-alias.ts). */
 export function registerOperations(
   app: FastifyInstance,
-  opts: { reads: ReadDefinition[]; writes: WriteDefinition[]; orm: Orm; services: KernelServices },
+  opts: { reads: ReadDefinition[]; writes: WriteDefinition[]; orm: Orm; services: KernelServices; replicas?: ReadReplicas },
 ) {
-  const { orm, services } = opts;
+  const { orm, services, replicas } = opts;
   const idempotent = idempotency(orm);
   for (const def of opts.reads) {
     app.route({
@@ -119,7 +120,8 @@ export function registerOperations(
       ...(def.paged ? { preValidation: pageParameters(maxPageSize(def)) } : {}),
       handler: async (request: FastifyRequest) => {
         const input = { ...(request.params as object), ...(request.query as object) };
-        return executeRead(def, operationContext(request.actor!, orm, services, request.log), input);
+        const read = () => executeRead(def, operationContext(request.actor!, orm, services, request.log), input);
+        return replicas ? replicas.read(request.actor!.keyId, read) : read();
       },
     });
   }
@@ -162,6 +164,8 @@ export function registerOperations(
           query: (request.query ?? {}) as never,
           body: request.body as never,
         });
+        // Read-your-writes: this key's next reads wait for a standby that has this write (app/db/replicas.ts).
+        if (replicas) await replicas.wrote(request.actor!.keyId);
         if (result instanceof StatusResult) {
           reply.code(result.status);
           return result.body;

@@ -41,6 +41,7 @@ const OPTIONAL: Record<string, string[]> = {
   assays: ['search'],
   notes: ['search'],
   'external-links': ['search'],
+  collaborators: ['studies'],
 };
 
 t.test("a plugin imports another plugin's extensions.ts only if it is in its dependsOn", async (t) => {
