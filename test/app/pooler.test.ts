@@ -129,7 +129,9 @@ t.test('every plugin\'s writes, through the pooler, on two instances', async (t)
       return id ?? '00000000-0000-4000-8000-000000000000';
     });
     if (missing) continue; // a record of a kind this test made none of (notes, integrations, shared folders)
-    const res = await call('GET', url);
+    // A read that requires query parameters (search's `q`) gets a value for each.
+    const required = (item.get.parameters ?? []).filter((p: any) => p.in === 'query' && p.required).map((p: any) => `${p.name}=project`);
+    const res = await call('GET', url + (required.length ? `?${required.join('&')}` : ''));
     read++;
     // A record without a Git repository answers its repository's read with a 404 naming it.
     if (res.status === 404 && url.endsWith('/git-repository') && /Git repository of/.test(res.text)) continue;
