@@ -22,4 +22,5 @@ export const builtInPlugins: Record<string, string> = {
   'eln-a': builtIn('../plugins/eln-a/index.ts'),
   'eln-b': builtIn('../plugins/eln-b/index.ts'),
   git: builtIn('../plugins/git/index.ts'),
+  webhooks: builtIn('../plugins/webhooks/index.ts'),
 };

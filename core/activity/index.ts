@@ -83,13 +83,15 @@ export class ActivityService<C extends { actor: Actor } = { actor: Actor }> {
     return [...this.#categories].map(([eventType, v]) => ({ eventType, ...v }));
   }
 
-  record(em: EntityManager, actor: Actor, input: ActivityInput): void {
+  /** Returns the new record's id. */
+  record(em: EntityManager, actor: Actor, input: ActivityInput): string {
     const category = this.categoryOf(input.eventType);
     if (!category) throw new Error(`event type ${input.eventType} was not declared by any plugin`);
     // Created on `em`, the entry is written by that transaction's commit: outside one it would be lost without a word.
     if (!em.isInTransaction()) throw new Error(`activity ${input.eventType} must be recorded with the write transaction's EntityManager (db.writeTransaction)`);
+    const id = crypto.randomUUID();
     em.create(Activity, {
-      id: crypto.randomUUID(),
+      id,
       organizationId: actor.organizationId,
       eventType: input.eventType,
       category,
@@ -102,5 +104,6 @@ export class ActivityService<C extends { actor: Actor } = { actor: Actor }> {
       refKind: input.refers?.kind ?? null,
       refId: input.refers?.id ?? null,
     });
+    return id;
   }
 }

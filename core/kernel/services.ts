@@ -34,6 +34,8 @@ export interface OperationContext {
   services: KernelServices;
   /** The request's logger (carries the request id and key id). */
   log: FastifyBaseLogger;
+  /** REST reads: aborted when the client goes away or the server starts to shut down, so a long wait ends early. */
+  signal?: AbortSignal;
 }
 
 /** What a job handler receives, with the kernel services. */

@@ -1,0 +1,73 @@
+import { db, type EntityManager, raw, sql } from '../../core/public.ts';
+import { TEST_EVENT } from './events.ts';
+
+/** Changes numbered per transaction: a backlog (an import's history) moves in a few hundred short transactions. */
+const BATCH = 2000;
+
+/** Above every position: a subscription whose creation is not sequenced yet gets nothing. */
+const MAX_POSITION = '9223372036854775807';
+
+/** Per organization, the last position a step gave. */
+export type Positions = Map<string, number>;
+
+/**
+ * The sequencer: turns committed changes (webhook_change_pending, filled by the trigger on
+ * activity) into the change log, numbered in commit order, and fans each new change out to the
+ * matching subscriptions, all in one short transaction.
+ *
+ * Why a sequencer rather than a watermark: the change feed's cursor is a position, and a reader
+ * past position P must never later find a change at or below P. Positions taken when a row is
+ * written (a sequence, or the writer's xid8 `pg_current_xact_id()`) follow the order writers
+ * *started*, not the order they committed: a transaction that started first and committed last
+ * would appear below a cursor that has passed it. A watermark (`pg_snapshot_xmin`: show only
+ * rows of transactions older than the oldest one still running) fixes that, but holds every
+ * organization's feed and webhooks behind any long transaction in the cluster (a 3-minute
+ * import, a recount). Here a change gets its position only once it has committed (the
+ * sequencer's snapshot sees only committed rows), from one sequencer at a time (the
+ * webhook_sequencer row, locked `skip locked`, so any instance may be it and none waits),
+ * each after the last it gave; its transaction commits before the next sequencer can lock the
+ * row. So positions become visible in increasing order: a committed position below another
+ * visible one is already visible too. Session state plays no part (PgBouncer in transaction
+ * mode is fine).
+ *
+ * Fan-out happens in the same transaction, at the moment a change gets its position, so each
+ * change is fanned out exactly once: deliveries for the active subscriptions of its organization
+ * whose filters match (event types exact or `prefix.*`, categories) and whose creation (their
+ * `webhook.created` record) comes before the change in the log. Nothing happens per
+ * subscription when the change is written. History moved in by an import (`history`) is in the
+ * change log but never delivered; `webhook.test` goes only to the subscription it tests
+ * (queued by that request).
+ */
+export async function sequence(em: EntityManager): Promise<Positions | undefined> {
+  // The common idle case costs one index probe, outside any transaction.
+  const [probe] = await db.query<{ pending: boolean }>(em, sql`select exists (select 1 from webhook_change_pending) as pending`);
+  if (!probe.pending) return undefined;
+  return db.writeTransaction(em, async (tx) => {
+    const [lock] = await db.query<{ position: string }>(tx, sql`select position from webhook_sequencer where id = 1 for update skip locked`);
+    if (!lock) return undefined; // another instance is sequencing now
+    const rows = await db.query<{ organization_id: string; last: string }>(
+      tx,
+      sql`with moved as (
+            delete from webhook_change_pending
+             where seq = any (array(select seq from webhook_change_pending order by seq limit ${raw(String(BATCH))}))
+            returning seq, activity_id, organization_id, event_type, category, history),
+          numbered as materialized (select m.*, ${lock.position}::bigint + row_number() over (order by m.seq) as position from moved m),
+          logged as (insert into webhook_change (position, activity_id, organization_id)
+                     select position, activity_id, organization_id from numbered),
+          fanned as (insert into webhook_delivery (id, organization_id, subscription_id, activity_id, event_type, next_attempt_at, created_at)
+                     select gen_random_uuid(), n.organization_id, s.id, n.activity_id, n.event_type, now(), clock_timestamp()
+                       from numbered n join webhook_subscription s on s.organization_id = n.organization_id and s.active
+                      where not n.history and n.event_type <> ${TEST_EVENT}
+                        and n.position > coalesce(s.from_position, (select c.position from numbered c where c.activity_id = s.created_activity_id), ${raw(MAX_POSITION)})
+                        and (s.event_types is null or n.event_type = any (s.event_types)
+                             or exists (select 1 from unnest(s.event_types) t where t like '%.*' and starts_with(n.event_type, left(t, -1))))
+                        and (s.categories is null or n.category = any (s.categories))
+                      order by n.position),
+          started as (update webhook_subscription s set from_position = n.position
+                        from numbered n where n.activity_id = s.created_activity_id and s.from_position is null),
+          advanced as (update webhook_sequencer set position = (select coalesce(max(position), ${lock.position}::bigint) from numbered) where id = 1)
+          select organization_id, max(position) as last from numbered group by organization_id`,
+    );
+    return new Map(rows.map((r) => [r.organization_id, Number(r.last)]));
+  });
+}
