@@ -4,7 +4,7 @@
 // (PRIVATE projects, a creator no longer admin pauses); nothing for a rolled-back write or for
 // history moved in by an import; 5 days of failures set a subscription inactive.
 // Receivers listen on loopback (LABDATA_WEBHOOK_ALLOW_PRIVATE=true); retries come after 0.2 s.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import pg from 'pg';
 import { createProject, startTestServer, testCast, type Member } from '../../support/server.ts';
 import { Receiver, verify } from './receiver.ts';
@@ -17,10 +17,9 @@ const server = await startTestServer(t, {
 const { org, admin, alice } = await testCast(server);
 const other = await server.admin(org);
 
-type Tap = { teardown(fn: () => unknown): void };
 
 /** A subscription of `by` to `receiver`, deleted when the subtest ends (so it receives no later test's events). */
-async function subscribe(t: Tap, receiver: Receiver, body: Record<string, unknown> = {}, by: Member = admin) {
+async function subscribe(t: Test, receiver: Receiver, body: Record<string, unknown> = {}, by: Member = admin) {
   const res = await server.post('/api/v1/webhooks', { url: receiver.url, ...body }, { key: by.key });
   if (res.status !== 201) throw new Error(`subscribe failed: ${res.status} ${res.text}`);
   t.teardown(() => server.delete(`/api/v1/webhooks/${res.body.id}`, { key: admin.key }));
