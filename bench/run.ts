@@ -16,7 +16,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
@@ -64,12 +63,6 @@ interface Measure {
   p50: number[];
   p99: number[];
   cpuMs: number;
-}
-
-/** The node flags of package.json's `start` script (`exec node <flags> bin/labdata.js serve`). */
-function startFlags(): string[] {
-  const start: string = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start;
-  return start.split(/\s+/).filter((w) => w.startsWith('--'));
 }
 
 async function freePort(): Promise<number> {
@@ -156,8 +149,8 @@ async function main() {
     await fs.writeFile(path.join(tmp, 'cert.pem'), tls.cert);
     await fs.writeFile(path.join(tmp, 'key.pem'), tls.key, { mode: 0o600 });
     const port = await freePort();
-    // The service runs exactly as `npm start` runs it (its node flags included).
-    const service = await startChild([...startFlags(), path.join(root, 'bin/labdata.js'), 'serve'], {
+    // The service runs exactly as `labdata serve` runs it (the launcher gives it its memory settings).
+    const service = await startChild([path.join(root, 'bin/labdata.js'), 'serve'], {
       ...env,
       LABDATA_DATABASE_URL: db.url,
       LABDATA_PORT: String(port),

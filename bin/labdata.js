@@ -11,8 +11,23 @@ if (major < 22 || (major === 22 && minor < 17)) {
   process.stderr.write(`labdata: Node.js >= 22.17 is required (this is ${process.version})\n`);
   process.exit(2);
 }
+// The server's memory settings, however it is started (`npm start`, `labdata serve`, a service
+// manager, a container): a young generation of 16 MB and an old one of 256 MB keep its peak RSS
+// near 240 MB under load, where V8's defaults for a large machine let it grow past 400 MB. The
+// launcher replaces itself (same pid: signals and service managers see one process) with a Node
+// started with them, unless the operator gave their own heap settings.
+const SERVE_FLAGS = ['--max-semi-space-size=16', '--max-old-space-size=256'];
+const serving = process.argv[2] === 'serve';
+const ownHeap = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some((f) => /^--max-(old|semi)-space-size/.test(f));
+if (serving && !ownHeap && process.features.typescript && typeof process.execve === 'function') {
+  try {
+    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...SERVE_FLAGS, ...process.argv.slice(1)], process.env);
+  } catch {
+    // A platform without execve serves with V8's defaults rather than not at all.
+  }
+}
 if (process.features.typescript) {
-  if (process.argv[2] === 'serve') {
+  if (serving) {
     // Loading the modules takes a second or more: a stop requested meanwhile is kept, not
     // fatal, and the server honours it once started, as any stop during start-up (it takes
     // them through app/early-signals.ts once its own handlers are in place). A command's
@@ -30,6 +45,7 @@ if (process.features.typescript) {
   module.enableCompileCache?.();
   await import(main);
 } else {
-  const r = spawnSync(process.execPath, ['--experimental-strip-types', '--no-warnings', main, ...process.argv.slice(2)], { stdio: 'inherit' });
+  const flags = serving && !ownHeap ? SERVE_FLAGS : [];
+  const r = spawnSync(process.execPath, ['--experimental-strip-types', '--no-warnings', ...flags, main, ...process.argv.slice(2)], { stdio: 'inherit' });
   process.exit(r.status ?? 1);
 }

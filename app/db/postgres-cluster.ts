@@ -168,7 +168,7 @@ const env = () => ({ ...process.env, LC_ALL: 'C', LC_MESSAGES: 'C' });
  * account running PostgreSQL can open, removed right after. It sits next to the cluster (a place
  * that account can reach, unlike a private TMPDIR), never in a shared temporary directory.
  */
-export async function initCluster(bin: Binaries, dir: string, user: string, password: string, account: Account | undefined): Promise<void> {
+export async function initCluster(bin: Binaries, dir: string, user: string, password: string, account: Account | undefined, locale = 'C'): Promise<void> {
   const secretDir = await fs.mkdtemp(path.join(path.dirname(dir), '.initdb-'));
   try {
     const pwfile = path.join(secretDir, 'pw');
@@ -177,7 +177,7 @@ export async function initCluster(bin: Binaries, dir: string, user: string, pass
       await fs.chown(pwfile, account.uid, account.gid);
       await fs.chown(secretDir, account.uid, account.gid);
     }
-    const args = [`--pgdata=${dir}`, '--auth=scram-sha-256', `--username=${user}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--locale=C'];
+    const args = [`--pgdata=${dir}`, '--auth=scram-sha-256', `--username=${user}`, `--pwfile=${pwfile}`, '--encoding=UTF8', `--locale=${locale}`];
     const result = await new Promise<{ code: number | null; output: string }>((resolve) => {
       const child = spawn(bin.initdb, args, { ...spawnIds(account), env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
       let output = '';

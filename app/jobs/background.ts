@@ -24,7 +24,7 @@ export class BackgroundTasks<S> {
   start(options: { orm: Orm; services: S; log: FastifyBaseLogger }): void {
     if (this.#controller) return;
     const controller = (this.#controller = new AbortController());
-    this.#running = this.#queue.tasks().map((task) => {
+    this.#running = this.#queue.tasks.map((task) => {
       const log = options.log.child({ plugin: task.plugin, task: task.name });
       return (async () => {
         let pause = FIRST_PAUSE_MS;

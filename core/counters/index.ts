@@ -3,16 +3,16 @@ import { raw, sql, type Sql } from '../db/sql.ts';
 import { Startup } from '../kernel/startup.ts';
 
 /**
- * Exact page totals without counting rows. Triggers (kernel and plugin migrations `*-counters`)
- * keep two tables in the writing transaction: `visibility_count`, per organization × kind
- * (`project`, `study`, `assay`, `activity`) × visibility class (the project's visibility, `NONE`
- * for activity without a project, `DELETED` for rows of a deleted project) × activity category,
- * for the whole organization (`actor_id` = nil) and per acting user (activity); and
- * `record_count`, per parent record × kind × category. Rows are sharded by backend
- * (`pg_backend_pid() % 8`) so concurrent writers do not serialize on one row. A caller's total
- * sums the classes they see, plus, for PRIVATE, the counts of the projects they are granted:
- * O(the caller's grants), never O(rows). Rows that arrive without the triggers (a restore, a
- * load with triggers off) are counted by `labdata recount` (app/db/recount.ts).
+ * Exact page totals without counting rows. Statement-level triggers (plugin migrations) keep two
+ * tables in the writing transaction, adding to each counter row once per statement:
+ * `visibility_count`, per organization × kind (`project`, `study`, `assay`, `activity`) ×
+ * visibility class (the project's visibility, `NONE` for activity without a project, `DELETED`
+ * for rows of a deleted project) × activity category, for the whole organization (`actor_id` =
+ * nil) and per acting user (activity); and `record_count`, per parent record × kind × category.
+ * Rows are sharded by backend (`pg_backend_pid() % 8`) so concurrent writers do not serialize on
+ * one row. A caller's total sums the classes they see, plus, for PRIVATE, the counts of the
+ * projects they are granted: O(the caller's grants), never O(rows). Rows that arrive without the
+ * triggers (a restore, a load with triggers off) are counted by `labdata recount` (app/db/recount.ts).
  */
 export const NIL_ACTOR = '00000000-0000-0000-0000-000000000000';
 

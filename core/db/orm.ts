@@ -53,9 +53,12 @@ export async function createOrm(options: OrmOptions): Promise<Orm> {
     // max_parallel_workers_per_gather=0: a page walks an index and stops after it; starting
     // parallel workers for it cost ~10 ms a read (measured at 300,000 assays) and takes cores
     // the other requests need.
+    // jit=off: a generic plan's cost is estimated blind to the caller, so a 5 ms permission-filtered
+    // page was estimated past jit_above_cost and compiled on every run (3-4 s on a stock
+    // PostgreSQL 15, JIT on by default); no read here is long enough for compiling to pay back.
     driverOptions: {
       connectionTimeoutMillis: 5_000,
-      options: '-c plan_cache_mode=force_generic_plan -c max_parallel_workers_per_gather=0',
+      options: '-c plan_cache_mode=force_generic_plan -c max_parallel_workers_per_gather=0 -c jit=off',
       onPoolCreated: guardPool,
     },
   });

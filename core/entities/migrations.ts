@@ -211,4 +211,15 @@ export const kernelMigrations: MigrationDefinition[] = [
          for each row execute function labdata_count_activity()`,
     ],
   },
+  {
+    name: 'kernel-0008-activity-counting-to-projects',
+    sql: [
+      // Activity is counted per statement by the projects plugin now (projects-0006): it counts
+      // in its project's visibility class, and that plugin's part of the recount counted it already.
+      `drop trigger activity_count on activity`,
+      `drop function labdata_count_activity()`,
+      `drop function labdata_count_activity_row(activity, bigint)`,
+      `drop function labdata_reclass_project(uuid, uuid, text, text)`,
+    ],
+  },
 ];

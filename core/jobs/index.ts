@@ -47,15 +47,11 @@ export interface EnqueueOptions {
 }
 
 /**
- * A task that runs for as long as a serving process runs (a delivery loop, a sync): every
- * instance runs it, so it claims its work in the database. `run` returns when `ctx.signal`
- * aborts (shutdown); should it throw, the error is logged and it runs again after a pause.
- * `ctx.em` is a root EntityManager: fork it per unit of work.
+ * A task that runs as long as a serving process does (a delivery loop): every instance runs it,
+ * so it claims its work in the database. `run` returns when `ctx.signal` aborts; a throw is
+ * logged and it runs again after a pause. `ctx.em` is a root EntityManager: fork it per unit of work.
  */
-export interface BackgroundTask<S = unknown> {
-  name: string;
-  run(ctx: Omit<JobContext<S>, 'jobId' | 'attempt'>): Promise<void>;
-}
+export type BackgroundTask<S = unknown> = { name: string; run(ctx: Omit<JobContext<S>, 'jobId' | 'attempt'>): Promise<void> };
 
 /** A job definition as the queue keeps it: with the plugin that defined it. */
 export type DefinedJob<S = unknown> = JobDefinition<any, S> & { plugin: string };
@@ -70,7 +66,8 @@ export class JobQueue<S = unknown> {
   #definitions = new Map<string, DefinedJob<S>>();
   #groupLimits = new Map<string, number>();
   #sender: JobSender<S> | undefined;
-  #tasks: (BackgroundTask<S> & { plugin: string })[] = [];
+  /** The background tasks, for the runner (app/jobs/background.ts). */
+  readonly tasks: (BackgroundTask<S> & { plugin: string })[] = [];
 
   /** Registrations throw once `startup` has ended (a queue of its own, in tests, never freezes). */
   constructor(startup = new Startup()) {
@@ -94,12 +91,7 @@ export class JobQueue<S = unknown> {
   /** Called in a plugin's `setup`: `task` runs in every serving process (app/jobs/background.ts). */
   background(plugin: string, task: BackgroundTask<S>): void {
     this.#startup.assertOpen(`background task ${task.name}`);
-    this.#tasks.push({ ...task, plugin });
-  }
-
-  /** The background tasks, for the runner. */
-  tasks(): readonly (BackgroundTask<S> & { plugin: string })[] {
-    return this.#tasks;
+    this.tasks.push({ ...task, plugin });
   }
 
   /**

@@ -159,7 +159,7 @@ export function lifecycleUpdateProperties(segment: string) {
 /** Body fields of a record described by a code, a name, a description and a start date; all optional in an update. */
 export function describedBodyProperties(update: boolean) {
   const fields = {
-    code: Type.Optional(schemas.Nullable(schemas.NotBlank({ maxLength: 64, description: 'How the lab names the record (e.g. STUDY-0142): unique among the organization\'s records of this kind, ignoring case; null removes it' }))),
+    code: Type.Optional(schemas.Nullable(schemas.NotBlank({ maxLength: 64, description: 'How the lab names the record (e.g. PPB-10001): unique among the organization\'s records of this kind, ignoring case; null removes it' }))),
     name: schemas.NotBlank({ maxLength: 255 }),
     description: Type.Optional(schemas.Nullable(Type.String({ maxLength: 10000 }))),
     startDate: Type.Optional(schemas.Nullable(schemas.DateInput())),

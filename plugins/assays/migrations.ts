@@ -92,4 +92,60 @@ export const migrations: db.MigrationDefinition[] = [
       `create unique index assay_org_code_key on assay (organization_id, lower(code)) where code is not null`,
     ],
   },
+  {
+    name: 'assays-0006-counters-per-statement',
+    sql: [
+      // Counters are kept per statement, not per row (projects-0006 says why).
+      `drop trigger assay_count on assay`,
+      `drop function labdata_count_assay()`,
+      `drop function labdata_count_assay_in(uuid, uuid, bigint)`,
+      // Assays added (+1) or taken away (-1), per study: counted in their project's class (DELETED
+      // when the study or the project is not there), under the study and under the project. The
+      // studies, then their projects, are share-locked in id order: a concurrent move or
+      // visibility change waits for this transaction (and the reverse).
+      `create function labdata_count_assay_groups(orgs uuid[], studies uuid[], signs bigint[]) returns void language plpgsql
+       set enable_seqscan = off set enable_hashjoin = off set enable_mergejoin = off set jit = off as $$
+       begin
+         if studies is null then return; end if;
+         perform 1 from study where id = any (studies) order by id for share;
+         perform 1 from project where id in (select project_id from study where id = any (studies)) order by id for share;
+         with g as (
+           select g.org, g.study, s.project_id as project, coalesce(p.visibility, 'DELETED') as cls, sum(g.sign) as n
+             from unnest(orgs, studies, signs) g (org, study, sign)
+             left join study s on s.id = g.study left join project p on p.id = s.project_id
+            group by 1, 2, 3, 4),
+         classes as (
+           insert into visibility_count as c (organization_id, kind, class, category, actor_id, shard, n)
+           select org, 'assay', cls, '', '00000000-0000-0000-0000-000000000000'::uuid, pg_backend_pid() % 8, sum(n)
+             from g group by 1, 3 having sum(n) <> 0
+           on conflict (organization_id, kind, category, class, actor_id, shard) do update set n = c.n + excluded.n)
+         insert into record_count as c (record_id, kind, category, shard, n)
+           select x.record_id, 'assay', '', pg_backend_pid() % 8, sum(g.n)
+             from g cross join lateral (values (g.study), (g.project)) x (record_id)
+            where x.record_id is not null group by 1 having sum(g.n) <> 0
+           on conflict (record_id, kind, category, shard) do update set n = c.n + excluded.n;
+       end $$`,
+      `create function labdata_count_assay_rows() returns trigger language plpgsql
+       set enable_seqscan = off set enable_hashjoin = off set enable_mergejoin = off set jit = off as $$
+       declare d bigint := tg_argv[0]::bigint;
+       begin
+         perform labdata_count_assay_groups(array_agg(organization_id), array_agg(study_id), array_agg(d)) from changed;
+         return null;
+       end $$`,
+      `create function labdata_count_assay_moves() returns trigger language plpgsql
+       set enable_seqscan = off set enable_hashjoin = off set enable_mergejoin = off set jit = off as $$
+       begin
+         perform labdata_count_assay_groups(array_agg(g.org), array_agg(g.study), array_agg(g.d))
+            from (select o.organization_id as org, o.study_id as study, -1::bigint as d from old_rows o join assay n on n.id = o.id where n.study_id <> o.study_id
+                  union all select n.organization_id, n.study_id, 1 from old_rows o join assay n on n.id = o.id where n.study_id <> o.study_id) g;
+         return null;
+       end $$`,
+      `create trigger assay_count_insert after insert on assay referencing new table as changed
+         for each statement execute function labdata_count_assay_rows('1')`,
+      `create trigger assay_count_delete after delete on assay referencing old table as changed
+         for each statement execute function labdata_count_assay_rows('-1')`,
+      `create trigger assay_count_update after update on assay referencing old table as old_rows
+         for each statement execute function labdata_count_assay_moves()`,
+    ],
+  },
 ];

@@ -99,4 +99,82 @@ export const migrations: db.MigrationDefinition[] = [
       `create unique index study_org_code_key on study (organization_id, lower(code)) where code is not null`,
     ],
   },
+  {
+    name: 'studies-0006-counters-per-statement',
+    sql: [
+      // Counters are kept per statement, not per row (projects-0006 says why).
+      `drop trigger study_count on study`,
+      `drop function labdata_count_study()`,
+      // Studies added (+1) or taken away (-1), per project: counted in the project's class (DELETED
+      // when it is not there) and under it. The projects are share-locked in id order: a
+      // concurrent visibility change waits for this transaction (and the reverse).
+      `create function labdata_count_study_groups(orgs uuid[], projects uuid[], signs bigint[]) returns void language plpgsql
+       set enable_seqscan = off set enable_hashjoin = off set enable_mergejoin = off set jit = off as $$
+       begin
+         if projects is null then return; end if;
+         perform 1 from project where id = any (projects) order by id for share;
+         insert into visibility_count as c (organization_id, kind, class, category, actor_id, shard, n)
+           select g.org, 'study', coalesce(p.visibility, 'DELETED'), '', '00000000-0000-0000-0000-000000000000'::uuid, pg_backend_pid() % 8, sum(g.sign)
+             from unnest(orgs, projects, signs) g (org, project, sign) left join project p on p.id = g.project
+            group by 1, 3 having sum(g.sign) <> 0
+           on conflict (organization_id, kind, category, class, actor_id, shard) do update set n = c.n + excluded.n;
+         insert into record_count as c (record_id, kind, category, shard, n)
+           select g.project, 'study', '', pg_backend_pid() % 8, sum(g.sign)
+             from unnest(projects, signs) g (project, sign) where g.project is not null
+            group by 1 having sum(g.sign) <> 0
+           on conflict (record_id, kind, category, shard) do update set n = c.n + excluded.n;
+       end $$`,
+      // Studies whose assays move from one project to another (\`froms\`, \`tos\`; null: none, their
+      // assays counted as DELETED): a move, or a study arriving after its assays (bulk loads).
+      `create function labdata_carry_assays(orgs uuid[], studies uuid[], froms uuid[], tos uuid[]) returns void language plpgsql
+       set enable_seqscan = off set enable_hashjoin = off set enable_mergejoin = off set jit = off as $$
+       begin
+         if studies is null then return; end if;
+         insert into visibility_count as c (organization_id, kind, class, category, actor_id, shard, n)
+           select m.org, 'assay', coalesce(p.visibility, 'DELETED'), '', '00000000-0000-0000-0000-000000000000'::uuid, pg_backend_pid() % 8, sum(x.d * r.n)
+             from unnest(orgs, studies, froms, tos) m (org, study, from_project, to_project)
+             join lateral (select sum(n)::bigint as n from record_count where record_id = m.study and kind = 'assay') r on r.n <> 0
+            cross join lateral (values (m.from_project, -1), (m.to_project, 1)) x (project, d)
+             left join project p on p.id = x.project
+            group by 1, 3 having sum(x.d * r.n) <> 0
+           on conflict (organization_id, kind, category, class, actor_id, shard) do update set n = c.n + excluded.n;
+         insert into record_count as c (record_id, kind, category, shard, n)
+           select x.project, 'assay', '', pg_backend_pid() % 8, sum(x.d * r.n)
+             from unnest(studies, froms, tos) m (study, from_project, to_project)
+             join lateral (select sum(n)::bigint as n from record_count where record_id = m.study and kind = 'assay') r on r.n <> 0
+            cross join lateral (values (m.from_project, -1), (m.to_project, 1)) x (project, d)
+            where x.project is not null
+            group by 1 having sum(x.d * r.n) <> 0
+           on conflict (record_id, kind, category, shard) do update set n = c.n + excluded.n;
+       end $$`,
+      `create function labdata_count_study_rows() returns trigger language plpgsql
+       set enable_seqscan = off set enable_hashjoin = off set enable_mergejoin = off set jit = off as $$
+       declare d bigint := tg_argv[0]::bigint;
+       begin
+         perform labdata_count_study_groups(array_agg(organization_id), array_agg(project_id), array_agg(d)) from changed;
+         -- Assays loaded before their study (bulk loads) were counted as DELETED: adopt them.
+         if d > 0 then
+           perform labdata_carry_assays(array_agg(organization_id), array_agg(id), array_agg(null::uuid), array_agg(project_id)) from changed;
+         end if;
+         return null;
+       end $$`,
+      // Moves: the study leaves its project's class and count for the other's, and takes its assays' counts along.
+      `create function labdata_count_study_moves() returns trigger language plpgsql
+       set enable_seqscan = off set enable_hashjoin = off set enable_mergejoin = off set jit = off as $$
+       begin
+         perform labdata_count_study_groups(array_agg(g.org), array_agg(g.project), array_agg(g.d))
+            from (select o.organization_id as org, o.project_id as project, -1::bigint as d from old_rows o join study n on n.id = o.id where n.project_id <> o.project_id
+                  union all select n.organization_id, n.project_id, 1 from old_rows o join study n on n.id = o.id where n.project_id <> o.project_id) g;
+         perform labdata_carry_assays(array_agg(n.organization_id), array_agg(n.id), array_agg(o.project_id), array_agg(n.project_id))
+            from old_rows o join study n on n.id = o.id where n.project_id <> o.project_id;
+         return null;
+       end $$`,
+      `create trigger study_count_insert after insert on study referencing new table as changed
+         for each statement execute function labdata_count_study_rows('1')`,
+      `create trigger study_count_delete after delete on study referencing old table as changed
+         for each statement execute function labdata_count_study_rows('-1')`,
+      `create trigger study_count_update after update on study referencing old table as old_rows
+         for each statement execute function labdata_count_study_moves()`,
+    ],
+  },
 ];

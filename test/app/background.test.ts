@@ -39,7 +39,7 @@ t.test('a task runs, is started again after a failure, and stops when the proces
   await server.waitFor(() => rows.length >= 3, 10_000, 'the task to run again after its failure');
   t.equal(runs, 2, 'run once more after the failure');
   t.same(rows.slice(0, 3), [1, 2, 3], 'with a database connection');
-  t.equal(server.kernel.services.jobs.tasks().length, 1);
+  t.equal(server.kernel.services.jobs.tasks.length, 1);
   t.throws(() => server.kernel.services.jobs.background('late', { name: 'late', run: async () => {} }), /after start-up/, 'refused once start-up has ended');
 
   const background = new BackgroundTasks(server.kernel.services.jobs);
@@ -56,5 +56,5 @@ t.test('a server without workers runs no task', async (t) => {
   const server = await startTestServer(t, { plugins: ['users'], extraPlugins: [probe] });
   await new Promise((r) => setTimeout(r, 300));
   t.equal(runs, before);
-  t.equal(server.kernel.services.jobs.tasks().length, 1, 'declared all the same');
+  t.equal(server.kernel.services.jobs.tasks.length, 1, 'declared all the same');
 });

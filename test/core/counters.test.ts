@@ -216,3 +216,108 @@ t.test('a recount whose passes never agree gives up after five, saying so, inste
   t.equal(steps.filter((s) => s.startsWith('snapshot')).length, 5, 'five passes');
   await server.sql(`delete from record_count where kind = 'restless'`);
 });
+
+/**
+ * The counters are kept per statement (kernel-0008, projects/studies/assays-0006): a statement
+ * touching many rows adds to each counter row once. After each kind of multi-row statement, a
+ * recount finds nothing to correct (every counter row equals the rows) and the totals the API
+ * reports equal count(*) under the permission rules.
+ */
+t.test('multi-row statements with the triggers on keep every counter exact', async (t) => {
+  const nil = '00000000-0000-0000-0000-000000000000';
+  const exact = async (label: string) => {
+    const result = await recount(server.kernel.services.counters, server.orm.em.fork());
+    t.equal(result.corrected, 0, `${label}: a recount finds no counter row to correct`);
+    for (const who of [admin, alice, bob]) {
+      const member = who === admin ? 'true' : `(p.visibility <> 'PRIVATE' or exists (select 1 from project_member pm
+        where pm.project_id = p.id and (pm.organization_user_id = '${who.organizationUserId}' or pm.team_id in
+          (select tm.team_id from team_member tm join team on team.id = tm.team_id and team.active where tm.organization_user_id = '${who.organizationUserId}'))))`;
+      const [counted] = await server.sql<Record<string, number>>(`select
+          (select count(*)::int from project p where p.organization_id = '${org}' and ${member}) as projects,
+          (select count(*)::int from study s join project p on p.id = s.project_id where s.organization_id = '${org}' and ${member}) as studies,
+          (select count(*)::int from assay a join study s on s.id = a.study_id join project p on p.id = s.project_id where a.organization_id = '${org}' and ${member}) as assays`);
+      for (const [path, want] of [['/api/v1/projects', counted.projects], ['/api/v1/studies', counted.studies], ['/api/v1/assays', counted.assays]] as const) {
+        const res = await server.get(`${path}?size=1`, { key: who.key });
+        t.equal(res.body.totalElements, want, `${label}: ${path} total of ${who === admin ? 'admin' : who === alice ? 'alice' : 'bob'} equals count(*)`);
+      }
+    }
+  };
+  const load = (text: string, params: unknown[] = []) => server.sql(text, params);
+
+  // INSERT … SELECT: 600 projects, a grant to alice on every third, two studies each, two assays each.
+  await load(`insert into project (id, organization_id, code, name, description, visibility, status, created_by_id)
+    select gen_random_uuid(), ?, 'M' || g, 'Many ' || g, 'many', (array['PUBLIC','PROTECTED','PRIVATE'])[1 + g % 3], 'ACTIVE', ?
+      from generate_series(1, 600) g`, [org, bob.organizationUserId]);
+  await load(`insert into project_member (id, organization_id, project_id, organization_user_id)
+    select gen_random_uuid(), organization_id, id, ? from project where description = 'many' and substr(code, 2)::int % 3 = 0`, [alice.organizationUserId]);
+  await load(`insert into project_member (id, organization_id, project_id, team_id)
+    select gen_random_uuid(), organization_id, id, ? from project where description = 'many' and substr(code, 2)::int % 5 = 0`, [team]);
+  await load(`insert into study (id, organization_id, project_id, name, status, created_by_id)
+    select gen_random_uuid(), p.organization_id, p.id, 'Many', 'ACTIVE', p.created_by_id from project p cross join generate_series(1, 2) where p.description = 'many'`);
+  await load(`insert into assay (id, organization_id, study_id, assay_type_id, name, status, created_by_id)
+    select gen_random_uuid(), s.organization_id, s.id, ?, 'Many', 'ACTIVE', s.created_by_id
+      from study s join project p on p.id = s.project_id cross join generate_series(1, 2) where p.description = 'many'`, [assayType.id]);
+  await load(`insert into activity (id, organization_id, event_type, category, data, date, project_id, study_id, organization_user_id)
+    select gen_random_uuid(), s.organization_id, 'study.updated', (array['RESEARCH','GOVERNANCE','ADMINISTRATIVE'])[1 + g % 3], '{}',
+           now() - g * interval '1 second', s.project_id, s.id, (array[?, ?, ?]::uuid[])[1 + g % 3]
+      from study s join project p on p.id = s.project_id cross join generate_series(1, 8) g where p.description = 'many'`,
+  [alice.organizationUserId, bob.organizationUserId, admin.organizationUserId]);
+  await load(`insert into activity (id, organization_id, event_type, category, data, date, organization_user_id)
+    select gen_random_uuid(), ?, 'organization.changed', 'ADMINISTRATIVE', '{}', now(), ? from generate_series(1, 50)`, [org, alice.organizationUserId]);
+  await exact('after INSERT … SELECT of projects, grants, studies, assays and activity');
+
+  // Rows loaded before the records they sit in (children first, in one transaction): adopted.
+  await server.orm.em.fork().transactional(async (em) => {
+    await em.execute(`create temp table ids on commit drop as
+      select gen_random_uuid() as project, gen_random_uuid() as study, g from generate_series(1, 40) g`);
+    await em.execute(`insert into activity (id, organization_id, event_type, category, data, date, project_id, study_id, organization_user_id)
+      select gen_random_uuid(), ?, 'study.updated', 'RESEARCH', '{}', now(), project, study, ? from ids`, [org, bob.organizationUserId]);
+    await em.execute(`insert into assay (id, organization_id, study_id, assay_type_id, name, status, created_by_id)
+      select gen_random_uuid(), ?, study, ?, 'Early', 'ACTIVE', ? from ids cross join generate_series(1, 3)`, [org, assayType.id, bob.organizationUserId]);
+    await em.execute(`insert into study (id, organization_id, project_id, name, status, created_by_id)
+      select study, ?, project, 'Early', 'ACTIVE', ? from ids`, [org, bob.organizationUserId]);
+    await em.execute(`insert into project (id, organization_id, code, name, description, visibility, status, created_by_id)
+      select project, ?, 'E' || g, 'Early', 'early', (array['PUBLIC','PRIVATE'])[1 + g % 2], 'ACTIVE', ? from ids`, [org, bob.organizationUserId]);
+  });
+  await exact('after children loaded before their parents');
+
+  // UPDATEs touching many rows: visibility of many projects, studies and assays moved, activity re-homed.
+  await load(`update project set visibility = case visibility when 'PRIVATE' then 'PUBLIC' when 'PUBLIC' then 'PROTECTED' else 'PRIVATE' end
+    where description = 'many' and substr(code, 2)::int % 2 = 0`);
+  const [target] = await server.sql<{ id: string; study: string }>(`select p.id, (select s.id from study s where s.project_id = p.id limit 1) as study
+    from project p where p.description = 'many' and p.visibility = 'PRIVATE' limit 1`);
+  await load(`update study set project_id = ? where id in (select s.id from study s join project p on p.id = s.project_id
+    where p.description = 'many' and substr(p.code, 2)::int % 7 = 1)`, [target.id]);
+  await load(`update assay set study_id = ? where id in (select a.id from assay a join study s on s.id = a.study_id join project p on p.id = s.project_id
+    where p.description = 'many' and substr(p.code, 2)::int % 11 = 2)`, [target.study]);
+  await load(`update activity a set project_id = s.project_id from study s where s.id = a.study_id and a.project_id is distinct from s.project_id`);
+  await load(`update activity set data = '{"touched": true}' where organization_id = ? and category = 'GOVERNANCE'`, [org]);
+  await exact('after UPDATEs of many projects, studies, assays and activity rows');
+
+  // A visibility change of a project with 10,000 activity rows, both ways.
+  const [big] = await server.sql<{ id: string }>(`select id from project where description = 'many' and visibility = 'PUBLIC' limit 1`);
+  await load(`insert into activity (id, organization_id, event_type, category, data, date, project_id, organization_user_id)
+    select gen_random_uuid(), ?, 'project.updated', (array['RESEARCH','GOVERNANCE'])[1 + g % 2], '{}', now(), ?, (array[?, ?]::uuid[])[1 + g % 2]
+      from generate_series(1, 10000) g`, [org, big.id, alice.organizationUserId, bob.organizationUserId]);
+  await load(`update project set visibility = 'PRIVATE' where id = ?`, [big.id]);
+  const [{ n: privateFeed }] = await server.sql<{ n: number }>(
+    `select sum(n)::int as n from visibility_count where organization_id = ? and kind = 'activity' and class = 'PRIVATE' and actor_id = ?`, [org, nil]);
+  t.ok(privateFeed >= 10_000, 'the project\'s activity moved to the PRIVATE class');
+  await exact('after a visibility change of a project with 10,000 activity rows');
+  await load(`update project set visibility = 'PROTECTED' where id = ?`, [big.id]);
+  await exact('after changing it back');
+
+  // DELETEs touching many rows: activity, assays, studies, then projects with their grants.
+  await load(`delete from activity where project_id in (select id from project where description = 'many' and substr(code, 2)::int % 4 = 0)`);
+  await load(`delete from assay where study_id in (select s.id from study s join project p on p.id = s.project_id where p.description = 'many' and substr(p.code, 2)::int % 3 = 1)`);
+  await load(`delete from study s using project p where p.id = s.project_id and p.description = 'many' and substr(p.code, 2)::int % 3 = 1
+    and not exists (select 1 from assay a where a.study_id = s.id)`);
+  await server.orm.em.fork().transactional(async (em) => {
+    await em.execute(`delete from project_member where project_id in (select id from project where description = 'many' and substr(code, 2)::int % 5 = 3)`);
+    await em.execute(`delete from activity where project_id in (select id from project where description = 'many' and substr(code, 2)::int % 5 = 3)`);
+    await em.execute(`delete from assay where study_id in (select s.id from study s join project p on p.id = s.project_id where p.description = 'many' and substr(p.code, 2)::int % 5 = 3)`);
+    await em.execute(`delete from study where project_id in (select id from project where description = 'many' and substr(code, 2)::int % 5 = 3)`);
+    await em.execute(`delete from project where description = 'many' and substr(code, 2)::int % 5 = 3`);
+  });
+  await exact('after DELETEs of many activity rows, assays, studies and projects');
+});

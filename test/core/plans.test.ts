@@ -87,13 +87,29 @@ function wholeTableReads(plan: any, path: string[] = []): string[] {
 
 /**
  * The plan the service runs: its statements are prepared and planned generically (core/db/orm.ts,
- * plan_cache_mode), blind to the parameters' values, so the guard asks for that plan too
- * (EXPLAIN GENERIC_PLAN); a plan made for the values at hand can hide a whole-table join.
+ * plan_cache_mode), blind to the parameters' values, so the guard asks for that plan too: it
+ * prepares the statement and explains its execution on one of the service's own connections
+ * (PostgreSQL 15 has no EXPLAIN (GENERIC_PLAN)); a plan made for the values at hand can hide a
+ * whole-table join. With jit_above_cost at 0 every plan would be compiled where JIT is on: the
+ * service's session settings (jit = off) must keep it out, also on a stock server whose JIT is on
+ * by default (the embedded cluster has no JIT at all).
  */
-async function explain(q: Sql): Promise<any> {
+let prepared = 0;
+async function explain(q: Sql): Promise<{ plan: any; jit: unknown }> {
   const pool = await (server.orm.em.getConnection() as any).getNativeClient();
-  const res = await pool.query({ text: `explain (generic_plan, format json) ${numberedText(q.text)}` });
-  return res.rows[0]['QUERY PLAN'][0].Plan;
+  const client = await pool.connect();
+  const name = `guard_${++prepared}`;
+  try {
+    await client.query('set jit_above_cost = 0');
+    await client.query(`prepare ${name} as ${numberedText(q.text)}`);
+    const values = q.params.map((v) => (v === null || v === undefined ? 'null' : client.escapeLiteral(v instanceof Date ? v.toISOString() : String(v))));
+    const res = await client.query(`explain (format json) execute ${name}${values.length ? `(${values.join(', ')})` : ''}`);
+    return { plan: res.rows[0]['QUERY PLAN'][0].Plan, jit: res.rows[0]['QUERY PLAN'][0].JIT };
+  } finally {
+    await client.query(`deallocate ${name}`).catch(() => undefined);
+    await client.query('reset jit_above_cost');
+    client.release();
+  }
 }
 
 /** Runs `action` and returns every read statement it sent. */
@@ -112,9 +128,11 @@ async function guard(t: any, label: string, action: () => Promise<unknown>) {
   const statements = await statementsOf(action);
   t.ok(statements.length > 0, `${label}: ran at least one query`);
   for (const q of statements) {
-    const plan = await explain(q);
+    const { plan, jit } = await explain(q);
     const bad = wholeTableReads(plan);
-    t.same(bad, [], `${label}: no whole-table read in ${q.text.replace(/\s+/g, ' ').slice(0, 80)}…`, bad.length ? { sql: q.text, plan } : {});
+    const text = q.text.replace(/\s+/g, ' ').slice(0, 80);
+    t.same(bad, [], `${label}: no whole-table read in ${text}…`, bad.length ? { sql: q.text, plan } : {});
+    t.equal(jit, undefined, `${label}: not JIT-compiled, whatever the server's thresholds: ${text}…`, jit ? { sql: q.text, jit } : {});
   }
 }
 

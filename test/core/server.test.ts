@@ -44,6 +44,15 @@ t.test('serve on a database URL with given PEM files: ready line with the real p
   t.ok(served.port > 0, 'port 0 asks for a free port; the line shows the real one');
   t.equal(served.stdout(), `listening on ${served.url}\n`, 'stdout is the ready line only: no demo on a database URL');
 
+  // `labdata serve` gets the server's memory settings from the launcher itself (not only from
+  // npm start's command line), in the same process: a signal to the pid it was started as reaches it.
+  const args = (await readFile(`/proc/${served.proc.pid}/cmdline`, 'utf8')).split('\0');
+  t.ok(args.includes('--max-old-space-size=256') && args.includes('--max-semi-space-size=16'), `serves with the heap settings: ${args.join(' ')}`);
+  const own = await serve(t, { LABDATA_DATABASE_URL: databaseUrl, LABDATA_DATA_DIR: dataDir(t), LABDATA_PLUGINS: 'users', NODE_OPTIONS: '--max-old-space-size=384' });
+  const ownArgs = (await readFile(`/proc/${own.proc.pid}/cmdline`, 'utf8')).split('\0');
+  t.notOk(ownArgs.some((a) => a.startsWith('--max-')), 'heap settings the operator gave (NODE_OPTIONS) are left alone');
+  t.same(await stop(own), { code: 0, signal: null });
+
   const cert = await readFile(certFile, 'utf8');
   t.equal(await presentedFingerprint(served.port, cert), new X509Certificate(cert).fingerprint256, 'serves the given certificate');
   await t.rejects(stat(join(dir, 'tls')), { code: 'ENOENT' }, 'generates nothing when PEM files are given');

@@ -1,8 +1,9 @@
 // Test runner wrapper: `npm test [-- <tap args or test files>]`.
 //
 // It gives every test process the shared infrastructure they cannot set up on their own:
-//   - one PostgreSQL server (embedded, unless LABDATA_DATABASE_URL points at one), exposed as
-//     LABDATA_TEST_ADMIN_URL; test/support/db.ts creates a database per test through it;
+//   - one PostgreSQL server (embedded; with --stock, Debian's packaged server with its default
+//     settings, test/support/stock-postgres.ts; or the one LABDATA_DATABASE_URL points at),
+//     exposed as LABDATA_TEST_ADMIN_URL; test/support/db.ts creates a database per test through it;
 //   - one self-signed certificate (LABDATA_TEST_TLS_CERT / LABDATA_TEST_TLS_KEY) that the
 //     test processes trust through NODE_EXTRA_CA_CERTS, so HTTPS is tested with verification on.
 // Then it runs tap (configured in .taprc) and prints `N passed, N failed` as its last line. The
@@ -45,12 +46,14 @@ async function main(): Promise<number> {
   const checks = CHECKS.filter((c) => args.includes(c.flag)).map((c) => ({ name: c.name, failure: runCheck(c) }));
   const workDir = await makeWorkDir();
   const env: NodeJS.ProcessEnv = { ...process.env, ...(await prepareTls(workDir)) };
+  // `npm test -- --stock`: the whole suite on a stock server (JIT on, durable), as operators run it.
+  const stock = args.includes(STOCK_FLAG);
 
   // Every test file and CLI run is a fresh Node process compiling the same modules: cache the
   // compiled code on disk (Node's compile cache), which roughly halves their start-up CPU.
   env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'labdata-test-compile-cache');
   // tap's build while the database starts.
-  [running.db] = await Promise.all([prepareDatabase(workDir), ensureTapBuild()]);
+  [running.db] = await Promise.all([prepareDatabase(workDir, stock), ensureTapBuild()]);
   env.LABDATA_TEST_ADMIN_URL = running.db.adminUrl;
   // Names this run's migrated template databases (test/support/db.ts).
   env.LABDATA_TEST_RUN_ID = randomBytes(4).toString('hex');
@@ -63,7 +66,7 @@ async function main(): Promise<number> {
   try {
     // Stale results of files not run this time would be counted otherwise.
     await rm(tapResultsDir, { recursive: true, force: true });
-    const tapArgs = args.filter((a) => !CHECKS.some((c) => c.flag === a));
+    const tapArgs = args.filter((a) => a !== STOCK_FLAG && !CHECKS.some((c) => c.flag === a));
     // The whole suite (no file named): files grouped into fewer processes.
     const files = tapArgs.some((a) => !a.startsWith('-')) ? expandFolders(tapArgs) : [...tapArgs, ...(await writeGroups())];
     tapExitCode = await runTap(files, env);
@@ -119,11 +122,41 @@ async function prepareTls(workDir: string): Promise<NodeJS.ProcessEnv> {
   };
 }
 
-/** An existing server when LABDATA_DATABASE_URL is set (e.g. a CI service), else an embedded one. */
-async function prepareDatabase(workDir: string): Promise<Database> {
+const STOCK_FLAG = '--stock';
+
+/** An existing server when LABDATA_DATABASE_URL is set (e.g. a CI service), a stock one with --stock, else an embedded one. */
+async function prepareDatabase(workDir: string, stock: boolean): Promise<Database> {
   const external = process.env.LABDATA_DATABASE_URL;
   if (external) return { adminUrl: external, stop: async () => {} };
+  if (stock) return startStockPostgres(workDir);
   return startEmbeddedPostgres(workDir);
+}
+
+async function startStockPostgres(workDir: string): Promise<Database> {
+  assertTraversable(workDir);
+  const { startStockCluster } = await import('./stock-postgres.ts');
+  const dir = join(workDir, 'stock');
+  const cluster = await startStockCluster(dir);
+  const { rows } = await queryOnce(cluster.url(), `select version(), current_setting('jit') as jit`);
+  process.stdout.write(`stock server: ${rows[0].version.split(',')[0]}, jit ${rows[0].jit}\n`);
+  return {
+    adminUrl: cluster.url(),
+    stop: async () => {
+      await cluster.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function queryOnce(url: string, text: string): Promise<{ rows: Record<string, string>[] }> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await client.query(text);
+  } finally {
+    await client.end();
+  }
 }
 
 async function startEmbeddedPostgres(workDir: string): Promise<Database> {
