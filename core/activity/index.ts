@@ -83,15 +83,13 @@ export class ActivityService<C extends { actor: Actor } = { actor: Actor }> {
     return [...this.#categories].map(([eventType, v]) => ({ eventType, ...v }));
   }
 
-  /** Returns the new record's id. */
   record(em: EntityManager, actor: Actor, input: ActivityInput): string {
     const category = this.categoryOf(input.eventType);
     if (!category) throw new Error(`event type ${input.eventType} was not declared by any plugin`);
     // Created on `em`, the entry is written by that transaction's commit: outside one it would be lost without a word.
     if (!em.isInTransaction()) throw new Error(`activity ${input.eventType} must be recorded with the write transaction's EntityManager (db.writeTransaction)`);
-    const id = crypto.randomUUID();
-    em.create(Activity, {
-      id,
+    return em.create(Activity, {
+      id: crypto.randomUUID(),
       organizationId: actor.organizationId,
       eventType: input.eventType,
       category,
@@ -103,7 +101,6 @@ export class ActivityService<C extends { actor: Actor } = { actor: Actor }> {
       organizationUserId: actor.organizationUserId,
       refKind: input.refers?.kind ?? null,
       refId: input.refers?.id ?? null,
-    });
-    return id;
+    }).id; // the new record's id
   }
 }

@@ -34,8 +34,7 @@ export interface OperationContext {
   services: KernelServices;
   /** The request's logger (carries the request id and key id). */
   log: FastifyBaseLogger;
-  /** REST reads: aborted when the client goes away or the server starts to shut down, so a long wait ends early. */
-  signal?: AbortSignal;
+  signal?: AbortSignal; // REST reads: aborted when the client goes away or the server stops, so a long wait ends early
 }
 
 /** What a job handler receives, with the kernel services. */
