@@ -65,7 +65,7 @@ interface Measure {
   cpuMs: number;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => {
       const { port } = s.address() as net.AddressInfo;
@@ -75,7 +75,7 @@ async function freePort(): Promise<number> {
 }
 
 /** Starts a child and resolves when it prints a line matching `ready`. */
-async function startChild(args: string[], childEnv: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; line: string }> {
+export async function startChild(args: string[], childEnv: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; line: string }> {
   const child = spawn(process.execPath, args, { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'ignore'] });
   const lines = readline.createInterface({ input: child.stdout! });
   const line = await new Promise<string>((resolve, reject) => {
@@ -86,7 +86,7 @@ async function startChild(args: string[], childEnv: NodeJS.ProcessEnv, ready: Re
 }
 
 /** utime + stime of a process, in ms (from /proc: clock ticks of 10 ms). */
-async function cpuMs(pid: number): Promise<number> {
+export async function cpuMs(pid: number): Promise<number> {
   const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
@@ -127,7 +127,7 @@ async function load(target: Target, pid: number, m: Measure): Promise<void> {
 
 const empty = (): Measure => ({ requests: 0, errors: 0, seconds: 0, p50: [], p99: [], cpuMs: 0 });
 const perSecond = (m: Measure) => m.requests / m.seconds;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main() {
   const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'labdata-bench-'));
@@ -273,5 +273,8 @@ function printTable(scenarios: Scenario[], results: Map<string, { service: Measu
   process.stdout.write(lines.join('\n') + '\n');
 }
 
-await main();
-process.exit(0);
+// bench/webhooks.ts reuses the helpers above without running this bench.
+if (import.meta.main) {
+  await main();
+  process.exit(0);
+}

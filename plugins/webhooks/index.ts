@@ -44,7 +44,11 @@ const delivery = {
           },
         ],
         requestBody: { required: true, content: { 'application/json': { schema: WebhookEventSchema } } },
-        responses: { '2XX': { description: 'Delivered. Anything else, or no answer within 10 s, is retried (LABDATA_WEBHOOK_RETRY_DELAYS)' } },
+        responses: {
+          '2XX': { description: 'Delivered (within 10 s)' },
+          '4XX': { description: 'Not delivered: retried after the next of LABDATA_WEBHOOK_RETRY_DELAYS, as any answer but a 2xx (a 3xx too: redirects are not followed) or none' },
+          '5XX': { description: 'Not delivered: retried, as a 4xx' },
+        },
       },
     },
   },

@@ -30,6 +30,18 @@ const PRUNE_EVERY_MS = 3600_000;
 
 type Task = Omit<JobContext, 'jobId' | 'attempt'>;
 
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
 interface Claimed {
   id: string;
   subscription_id: string;
@@ -90,29 +102,56 @@ export class DeliveryWorker {
     this.#sender = new Sender(settings.allowPrivate);
   }
 
+  /**
+   * Two loops: one sequences and fans out (pipeline.ts), the other claims, sends and records, so
+   * a large fan-out never holds up sending. Either failing stops both; the task runner starts
+   * the task again.
+   */
   async run(task: Task): Promise<void> {
-    const { em, signal } = task;
+    const stop = new AbortController();
+    const abort = () => stop.abort();
+    task.signal.addEventListener('abort', abort, { once: true });
+    const loops = [this.#sequencing(task, stop.signal), this.#delivering(task, stop.signal)].map((loop) =>
+      loop.catch((err: unknown) => {
+        stop.abort();
+        throw err;
+      }),
+    );
+    const settled = await Promise.allSettled(loops);
+    task.signal.removeEventListener('abort', abort);
+    const failed = settled.find((r) => r.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+  }
+
+  async #sequencing(task: Task, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      const step = await sequence(task.em.fork());
+      if (step?.positions.size) {
+        this.#watcher.advanced(step.positions);
+        this.#wake?.();
+      }
+      // A full batch: more is waiting, at once.
+      if (!step?.more) await pause(POLL_MS, signal);
+    }
+  }
+
+  async #delivering(task: Task, signal: AbortSignal): Promise<void> {
+    const { em } = task;
     try {
       while (!signal.aborted) {
-        let busy = false;
-        const positions = await sequence(em.fork());
-        if (positions?.size) {
-          this.#watcher.advanced(positions);
-          busy = true;
-        }
         const free = MAX_IN_FLIGHT - this.#inFlight;
-        if (free > 0 && (await this.#claim(em.fork(), free, task)) > 0) busy = true;
+        const claimed = free > 0 ? await this.#claim(em.fork(), free, task) : 0;
         await this.#flush(em.fork(), task);
         if (this.#claims.size && Date.now() - this.#lastRenew > RENEW_MS) await this.#renew(em.fork());
         if (Date.now() - this.#lastPrune > PRUNE_EVERY_MS) await this.#prune(em.fork());
-        // Full: the next free slot wakes the loop. Idle: the poll interval, or an outcome to record.
-        if (!busy || this.#inFlight >= MAX_IN_FLIGHT) await this.#idle(busy ? 60_000 : POLL_MS, signal);
+        // Full: the next free slot wakes the loop. Idle: the poll interval, an outcome to record or new deliveries.
+        if (claimed === 0 || this.#inFlight >= MAX_IN_FLIGHT) await this.#idle(claimed === 0 ? POLL_MS : 60_000, signal);
       }
     } finally {
-      // Shutdown: attempts under way end within 10 s; their outcomes are recorded before the pool goes.
+      // Attempts under way end within 10 s; their outcomes are recorded before the pool goes.
       while (this.#inFlight > 0) await this.#idle(1_000);
       await this.#flush(em.fork(), task).catch((err: unknown) => task.log.warn({ err }, 'webhooks: outcomes not recorded; their deliveries will be sent again'));
-      if (signal.aborted) this.#sender.close();
+      if (task.signal.aborted) this.#sender.close();
     }
   }
 
