@@ -56,6 +56,10 @@ t.test('kill -9 while writing and delivering, then a restart: every committed ev
   const created = await server.post('/api/v1/webhooks', { url: receiver.url, eventTypes: ['project.created'] }, { key: admin.key });
   t.equal(created.status, 201);
   const hook = created.body;
+  // A second subscription matching the same events by another filter: every matching one gets them.
+  const other = await Receiver.start(t);
+  const second0 = await server.post('/api/v1/webhooks', { url: other.url, categories: ['RESEARCH'] }, { key: admin.key });
+  t.equal(second0.status, 201);
 
   const first = await serve(t, serveEnv());
   let i = 0;
@@ -82,6 +86,8 @@ t.test('kill -9 while writing and delivering, then a restart: every committed ev
   const arrived = () => new Set(receiver.received.map((r) => r.json?.data?.id));
   await receiver.waitFor(() => committed.every((id) => arrived().has(id)), 30_000, 'every committed event after the restart');
   t.pass('every committed event arrived');
+  await other.waitFor(() => committed.every((id) => other.received.some((r) => r.json?.data?.id === id)), 30_000, 'every committed event at the other subscription');
+  t.ok(other.received.every((r) => verify(second0.body.secret, r)), 'and to the other matching subscription, verified with its own secret');
   t.ok([...arrived()].every((id) => committed.includes(id)), 'nothing else (no event of a write that did not commit)');
   t.ok(receiver.received.every((r) => verify(hook.secret, r)), 'each verified');
   await server.waitFor(async () => (await server.sql(`select 1 from webhook_delivery where subscription_id = ? and status <> 'DELIVERED'`, [hook.id])).length === 0, 15_000, 'the log to settle');
