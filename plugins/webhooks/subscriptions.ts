@@ -108,11 +108,23 @@ export class Subscriptions {
     return { items: rows.map(toDto), total };
   }
 
+  /** 404 for a subscription of another organization (or none), then 403 unless the caller is an admin. */
   async get(ctx: OperationContext, id: string) {
-    ctx.services.permissions.assertAdmin(ctx.actor);
     const row = await db.queryOne<SubscriptionRow>(ctx.em, sql`select ${columns} ${from} where s.id = ${id} and s.organization_id = ${ctx.actor.organizationId}`);
     if (!row) throw new errors.NotFoundError('Webhook', id);
+    ctx.services.permissions.assertAdmin(ctx.actor);
     return toDto(row);
+  }
+
+  /**
+   * The checks of every route naming a subscription, in the spec's order: a subscription of
+   * another organization is a 404 like one that does not exist (its existence is never revealed
+   * by a 403); one of the caller's organization is a 403 for non-admins.
+   */
+  async #admitted(ctx: OperationContext, id: string): Promise<void> {
+    const row = await db.queryOne(ctx.em, sql`select 1 from webhook_subscription where id = ${id} and organization_id = ${ctx.actor.organizationId}`);
+    if (!row) throw new errors.NotFoundError('Webhook', id);
+    ctx.services.permissions.assertAdmin(ctx.actor);
   }
 
   async create(ctx: OperationContext, body: CreateWebhook) {
@@ -135,7 +147,7 @@ export class Subscriptions {
   /** PUT merges: omitted fields keep their value, `null` clears a filter (every event type or category). */
   async update(ctx: OperationContext, id: string, body: UpdateWebhook) {
     const { actor, services } = ctx;
-    services.permissions.assertAdmin(actor);
+    await this.#admitted(ctx, id);
     const eventTypes = body.eventTypes === undefined ? undefined : checkedEventTypes(services, body.eventTypes);
     if (body.url !== undefined) await this.#checkUrl(body.url);
     await db.writeTransaction(ctx.em, async (em) => {
@@ -165,7 +177,7 @@ export class Subscriptions {
 
   async remove(ctx: OperationContext, id: string): Promise<void> {
     const { actor, services } = ctx;
-    services.permissions.assertAdmin(actor);
+    await this.#admitted(ctx, id);
     await db.writeTransaction(ctx.em, async (em) => {
       await this.#locked(em, ctx, id);
       // Its deliveries go with it (on delete cascade), and so do their totals.
@@ -178,7 +190,7 @@ export class Subscriptions {
   /** A new secret; the old one keeps signing for 24 hours, beside it (only the last two are kept). */
   async rotate(ctx: OperationContext, id: string): Promise<{ secret: string }> {
     const { actor, services } = ctx;
-    services.permissions.assertAdmin(actor);
+    await this.#admitted(ctx, id);
     const secret = newSecret();
     await db.writeTransaction(ctx.em, async (em) => {
       await this.#locked(em, ctx, id);
@@ -195,7 +207,7 @@ export class Subscriptions {
    */
   async test(ctx: OperationContext, id: string) {
     const { actor, services } = ctx;
-    services.permissions.assertAdmin(actor);
+    await this.#admitted(ctx, id);
     const deliveryId = crypto.randomUUID();
     await db.writeTransaction(ctx.em, async (em) => {
       await this.#locked(em, ctx, id);
@@ -207,7 +219,7 @@ export class Subscriptions {
   }
 
   async deliveries(ctx: OperationContext, id: string, status: DeliveryStatus | undefined, page: PageRequest) {
-    await this.get(ctx, id);
+    await this.#admitted(ctx, id);
     const where = sql`where d.subscription_id = ${id}${status ? sql` and d.status = ${status}` : raw('')}`;
     const total = counters.recordTotal(sql`${id}`, 'webhook_delivery', status ? [status] : undefined);
     const { rows, total: n } = await fetchPage<DeliveryRow>(ctx.em, { columns: deliveryColumns, from: sql`from webhook_delivery d ${where}`, total }, page);
@@ -215,7 +227,7 @@ export class Subscriptions {
   }
 
   async delivery(ctx: OperationContext, id: string, deliveryId: string) {
-    await this.get(ctx, id);
+    await this.#admitted(ctx, id);
     const row = await db.queryOne<DeliveryRow>(ctx.em, sql`select ${deliveryColumns} from webhook_delivery d where d.id = ${deliveryId} and d.subscription_id = ${id}`);
     if (!row) throw new errors.NotFoundError('WebhookDelivery', deliveryId);
     return toDeliveryDto(row);
@@ -226,8 +238,7 @@ export class Subscriptions {
    * being sent at this moment (claimed, its lease running) is left to that attempt.
    */
   async retry(ctx: OperationContext, id: string, deliveryId: string) {
-    const { services } = ctx;
-    services.permissions.assertAdmin(ctx.actor);
+    await this.#admitted(ctx, id);
     await db.writeTransaction(ctx.em, async (em) => {
       await this.#locked(em, ctx, id);
       const [row] = await db.query(em, sql`select 1 from webhook_delivery where id = ${deliveryId} and subscription_id = ${id} for update`);
