@@ -125,6 +125,28 @@ async function load(target: Target, pid: number, m: Measure): Promise<void> {
   m.p99.push(result.latency.p99);
 }
 
+/**
+ * Starts the service exactly as `labdata serve` runs it (the launcher gives it its memory
+ * settings) on `dbUrl`, with a generated certificate in `tmp` and a free port.
+ */
+export async function startService(tmp: string, dbUrl: string, extraEnv: NodeJS.ProcessEnv) {
+  const tls = await generateSelfSignedCertificate();
+  await fs.writeFile(path.join(tmp, 'cert.pem'), tls.cert);
+  await fs.writeFile(path.join(tmp, 'key.pem'), tls.key, { mode: 0o600 });
+  const port = await freePort();
+  const { child } = await startChild([path.join(root, 'bin/labdata.js'), 'serve'], {
+    ...env,
+    LABDATA_DATABASE_URL: dbUrl,
+    LABDATA_PORT: String(port),
+    LABDATA_DATA_DIR: tmp,
+    LABDATA_TLS_CERT: path.join(tmp, 'cert.pem'),
+    LABDATA_TLS_KEY: path.join(tmp, 'key.pem'),
+    LABDATA_SECRET_KEY: crypto.randomBytes(32).toString('base64'),
+    ...extraEnv,
+  }, /listening on https:/);
+  return { child, tls, port };
+}
+
 const empty = (): Measure => ({ requests: 0, errors: 0, seconds: 0, p50: [], p99: [], cpuMs: 0 });
 const perSecond = (m: Measure) => m.requests / m.seconds;
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -145,23 +167,12 @@ async function main() {
     const s = await seed(orm.em.fork(), kernel.services.counters, { projects: PROJECTS, activity: ACTIVITY, memberFactor: MEMBER_FACTOR, log });
     log(`seeded in ${((Date.now() - began) / 1000).toFixed(0)} s: ${PROJECTS} projects, ${ACTIVITY} activity records, ${s.memberships} memberships`);
 
-    const tls = await generateSelfSignedCertificate();
-    await fs.writeFile(path.join(tmp, 'cert.pem'), tls.cert);
-    await fs.writeFile(path.join(tmp, 'key.pem'), tls.key, { mode: 0o600 });
-    const port = await freePort();
-    // The service runs exactly as `labdata serve` runs it (the launcher gives it its memory settings).
-    const service = await startChild([path.join(root, 'bin/labdata.js'), 'serve'], {
-      ...env,
-      LABDATA_DATABASE_URL: db.url,
-      LABDATA_PORT: String(port),
-      LABDATA_DATA_DIR: tmp,
-      LABDATA_TLS_CERT: path.join(tmp, 'cert.pem'),
-      LABDATA_TLS_KEY: path.join(tmp, 'key.pem'),
-      LABDATA_SECRET_KEY: crypto.randomBytes(32).toString('base64'),
+    const service = await startService(tmp, db.url, {
       // The bench's few keys send far more than 1,200 requests a minute: measure the limiter's
       // cost without letting it answer 429.
       LABDATA_RATE_LIMIT_PER_MINUTE: env.LABDATA_RATE_LIMIT_PER_MINUTE ?? '1000000000',
-    }, /listening on https:/);
+    });
+    const { tls, port } = service;
     children.push(service.child);
     const bare = await startChild([path.join(root, 'bench/bare.ts')], {
       ...env,

@@ -19,7 +19,6 @@
  * Env: LABDATA_DATABASE_URL (else an embedded PostgreSQL in a temp dir), BENCH_SECONDS,
  * BENCH_LATENCY_SECONDS, BENCH_BACKLOG, BENCH_CONNECTIONS, BENCH_ROUNDS (2).
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
@@ -33,8 +32,7 @@ import { createOrm, migrate } from '../core/db/orm.ts';
 import { startEmbeddedDatabase } from '../app/db/embedded.ts';
 import { assembleDeployment } from '../app/assemble.ts';
 import { loadDeploymentPlugins as loadPlugins } from '../app/plugins.ts';
-import { generateSelfSignedCertificate } from '../app/tls.ts';
-import { cpuMs, freePort, median, startChild } from './run.ts';
+import { cpuMs, median, startService } from './run.ts';
 import { seed } from './seed.ts';
 
 const env = process.env;
@@ -45,7 +43,6 @@ const BACKLOG = Number(env.BENCH_BACKLOG ?? 10_000);
 const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 16);
 const ROUNDS = Number(env.BENCH_ROUNDS ?? 2);
 const SUBSCRIPTIONS = 100;
-const root = path.resolve(import.meta.dirname, '..');
 const log = (line: string) => process.stderr.write(line + '\n');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -82,7 +79,7 @@ async function main() {
   await fs.chmod(tmp, 0o711);
   const db = env.LABDATA_DATABASE_URL ? { url: env.LABDATA_DATABASE_URL, stop: async () => {} } : await startEmbeddedDatabase(tmp, () => {});
   const receiver = new Receiver();
-  let service: Awaited<ReturnType<typeof startChild>>['child'] | undefined;
+  let service: Awaited<ReturnType<typeof startService>>['child'] | undefined;
   try {
     const silent = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
     const kernel = assembleDeployment(loadConfig({ LABDATA_DATA_DIR: tmp }), await loadPlugins(undefined), silent);
@@ -92,22 +89,9 @@ async function main() {
     const sql = async <T = Record<string, unknown>>(text: string, params: unknown[] = []) => (await orm.em.fork().execute(text, params)) as T[];
     const [{ ou }] = await sql<{ ou: string }>('select organization_user_id as ou from api_key where id = ?', [s.adminKey.slice(4, 24)]);
 
-    const tls = await generateSelfSignedCertificate();
-    await fs.writeFile(path.join(tmp, 'cert.pem'), tls.cert);
-    await fs.writeFile(path.join(tmp, 'key.pem'), tls.key, { mode: 0o600 });
-    const port = await freePort();
-    const started = await startChild([path.join(root, 'bin/labdata.js'), 'serve'], {
-      ...env,
-      LABDATA_DATABASE_URL: db.url,
-      LABDATA_PORT: String(port),
-      LABDATA_DATA_DIR: tmp,
-      LABDATA_TLS_CERT: path.join(tmp, 'cert.pem'),
-      LABDATA_TLS_KEY: path.join(tmp, 'key.pem'),
-      LABDATA_SECRET_KEY: crypto.randomBytes(32).toString('base64'),
-      LABDATA_RATE_LIMIT_PER_MINUTE: '0',
-      LABDATA_WEBHOOK_ALLOW_PRIVATE: 'true',
-    }, /listening on https:/);
+    const started = await startService(tmp, db.url, { LABDATA_RATE_LIMIT_PER_MINUTE: '0', LABDATA_WEBHOOK_ALLOW_PRIVATE: 'true' });
     service = started.child;
+    const { tls, port } = started;
     const pid = service.pid!;
     const svc = `https://127.0.0.1:${port}`;
     const agent = new https.Agent({ keepAlive: true, maxSockets: 64, ca: tls.cert });
