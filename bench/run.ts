@@ -16,6 +16,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
+import { openSync } from 'node:fs';
 import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
@@ -76,7 +77,9 @@ export async function freePort(): Promise<number> {
 
 /** Starts a child and resolves when it prints a line matching `ready`. */
 export async function startChild(args: string[], childEnv: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; line: string }> {
-  const child = spawn(process.execPath, args, { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'ignore'] });
+  // BENCH_SERVICE_LOG: a file the children's stderr (the service's log) is appended to.
+  const stderr = env.BENCH_SERVICE_LOG ? openSync(env.BENCH_SERVICE_LOG, 'a') : 'ignore';
+  const child = spawn(process.execPath, args, { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', stderr] });
   const lines = readline.createInterface({ input: child.stdout! });
   const line = await new Promise<string>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
