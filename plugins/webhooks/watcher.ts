@@ -80,17 +80,21 @@ export class ChangeWatcher {
   }
 
   /** Resolves once the poll knows where the log ends (so later changes are reported). */
-  #start(em: EntityManager): Promise<void> {
+  #start(em: EntityManager, again = false): Promise<void> {
     if (this.#polling) return this.#initialized;
     let initialized!: () => void;
     this.#initialized = new Promise<void>((resolve) => (initialized = resolve));
-    this.#polling = this.#poll(em, initialized).finally(() => (this.#polling = undefined));
+    this.#polling = this.#poll(em, initialized, again).finally(() => {
+      this.#polling = undefined;
+      // Someone began to wait as the poll ended: poll again.
+      if (this.#waiters.size) void this.#start(em, true);
+    });
     return this.#initialized;
   }
 
   #initialized: Promise<void> = Promise.resolve();
 
-  async #poll(em: EntityManager, initialized: () => void): Promise<void> {
+  async #poll(em: EntityManager, initialized: () => void, again: boolean): Promise<void> {
     try {
       const [{ last }] = await db.query<{ last: string }>(em, sql`select coalesce(max(position), 0) as last from webhook_change`);
       this.#seen = Number(last);
@@ -99,6 +103,9 @@ export class ChangeWatcher {
     } finally {
       initialized();
     }
+    // Started again for those who began to wait as the last poll ended: they read once more (a
+    // change between their read and this poll's start would not be reported).
+    if (again) for (const w of this.#waiters) w.wake();
     while (this.#waiters.size) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, POLL_MS);
