@@ -89,6 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   // Checked here, so that a malformed key stops start-up in one line before anything else runs.
   if (env.LABDATA_SECRET_KEY) parseSecretKey(env.LABDATA_SECRET_KEY);
+  databaseTopology(env);
   return {
     databaseUrl: env.LABDATA_DATABASE_URL || undefined,
     dataDir: path.resolve(env.LABDATA_DATA_DIR || './.data'),
@@ -110,4 +111,46 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     vendorAllowLinkLocal: bool('LABDATA_VENDOR_ALLOW_LINK_LOCAL', env.LABDATA_VENDOR_ALLOW_LINK_LOCAL, false),
     settings: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[0].startsWith('LABDATA_') && e[1] !== undefined)),
   };
+}
+
+/*
+ * Past one database server (docs/operations.md, "Replicas and poolers"): the standbys reads may
+ * go to, and whether LABDATA_DATABASE_URL is a pooler in transaction mode. A deployment that sets
+ * none of these runs exactly as before.
+ */
+export interface DatabaseTopology {
+  /** LABDATA_DATABASE_READ_URLS: hot standbys of the primary, for reads. */
+  readUrls: string[];
+  /** LABDATA_READ_MAX_LAG_MS: a standby whose data is older than this is skipped (default 1000). */
+  readMaxLagMs: number;
+  /** LABDATA_DATABASE_POOLER=transaction: LABDATA_DATABASE_URL is a pooler in transaction mode. */
+  pooled: boolean;
+  /** LABDATA_DATABASE_DIRECT_URL: a direct connection to the primary, for session work (LISTEN, locks, jobs). */
+  directUrl: string | undefined;
+}
+
+const postgresUrl = (value: string) => {
+  try {
+    return ['postgres:', 'postgresql:'].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+};
+
+/** The topology the settings describe; a bad one is a ConfigError naming the variable (one start-up line). */
+export function databaseTopology(settings: Readonly<Record<string, string | undefined>>): DatabaseTopology {
+  const readUrls = (settings.LABDATA_DATABASE_READ_URLS ?? '').split(',').map((u) => u.trim()).filter(Boolean);
+  const bad = readUrls.find((u) => !postgresUrl(u));
+  if (bad !== undefined) throw new ConfigError(`LABDATA_DATABASE_READ_URLS must be comma-separated postgres:// URLs, got "${bad.replace(/\/\/[^@]*@/, '//…@')}"`);
+  const lag = (settings.LABDATA_READ_MAX_LAG_MS ?? '').trim();
+  if (lag && !/^[0-9]+$/.test(lag)) throw new ConfigError(`LABDATA_READ_MAX_LAG_MS must be a whole number of milliseconds, got "${lag}"`);
+  const pooler = (settings.LABDATA_DATABASE_POOLER ?? '').trim().toLowerCase();
+  if (pooler && pooler !== 'transaction') throw new ConfigError(`LABDATA_DATABASE_POOLER must be "transaction" (a pooler in transaction mode, e.g. PgBouncer), got "${settings.LABDATA_DATABASE_POOLER}"`);
+  const directUrl = settings.LABDATA_DATABASE_DIRECT_URL?.trim() || undefined;
+  if (directUrl && !postgresUrl(directUrl)) throw new ConfigError('LABDATA_DATABASE_DIRECT_URL must be a postgres:// URL');
+  if ((pooler || readUrls.length) && !settings.LABDATA_DATABASE_URL) {
+    throw new ConfigError(`${pooler ? 'LABDATA_DATABASE_POOLER' : 'LABDATA_DATABASE_READ_URLS'} needs LABDATA_DATABASE_URL (the primary${pooler ? ', through the pooler' : ''})`);
+  }
+  if (pooler && !directUrl) throw new ConfigError('LABDATA_DATABASE_POOLER=transaction needs LABDATA_DATABASE_DIRECT_URL: a direct connection to the primary for LISTEN, migration locks and the job queue');
+  return { readUrls, readMaxLagMs: lag ? Number(lag) : 1000, pooled: pooler === 'transaction', directUrl };
 }

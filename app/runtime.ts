@@ -12,6 +12,7 @@ import { BackgroundTasks } from './jobs/background.ts';
 import { createDatabaseIfMissing } from './db/create-database.ts';
 import { databaseFailure, describeDatabaseUrl } from './startup.ts';
 import { PluginLoadError } from '../core/kernel/loader.ts';
+import { databaseTopology } from './config.ts';
 
 /** Everything the server and the admin CLI share: database, plugins, ORM, migrations applied. */
 export interface Runtime {
@@ -73,10 +74,14 @@ async function assemble(config: Config, log: Logger, options: RuntimeOptions): P
   const kernel = assembleDeployment(config, await loadDeploymentPlugins(config.plugins), log as unknown as FastifyBaseLogger);
   const embedded = !config.databaseUrl;
   const db = embedded ? await startEmbedded(config, log, options.jobs === 'workers') : { url: config.databaseUrl!, stop: async () => {} };
+  // Behind a pooler in transaction mode, session work (migration locks, LISTEN, the job queue)
+  // goes to a direct connection to the primary (docs/operations.md, "Replicas and poolers").
+  const topology = databaseTopology(config.settings);
+  const sessionUrl = topology.directUrl ?? db.url;
   let orm: Orm;
   try {
-    if (!embedded) await createIfMissing(db.url, log);
-    orm = await createOrm({ url: db.url, entities: kernel.entities, migrations: kernel.migrations });
+    if (!embedded) await createIfMissing(sessionUrl, log);
+    orm = await createOrm({ url: sessionUrl, entities: kernel.entities, migrations: kernel.migrations });
     const applied = await migrate(orm, options.progress);
     if (applied.length) log.info({ migrations: applied }, 'migrations applied');
     // Counters introduced on a database that already holds rows start from a full count.
@@ -88,6 +93,11 @@ async function assemble(config: Config, log: Logger, options: RuntimeOptions): P
         log.warn({ err }, 'counters not yet exact after the new counters migration: run labdata recount');
       });
     }
+    if (topology.pooled) {
+      await poolerSessionDefaults(orm, log);
+      await orm.close();
+      orm = await createOrm({ url: db.url, entities: kernel.entities, migrations: kernel.migrations, pooled: true });
+    }
   } catch (err) {
     await db.stop();
     throw err;
@@ -96,7 +106,7 @@ async function assemble(config: Config, log: Logger, options: RuntimeOptions): P
   if (kernel.services.jobs.defined && options.jobs !== 'off') {
     // pg-boss installs or migrates its own schema (`pgboss`) here, so `labdata migrate` covers it.
     try {
-      await jobs.start({ url: db.url, orm, services: kernel.services, log: log as unknown as FastifyBaseLogger, workers: options.jobs === 'workers', concurrency: config.jobConcurrency });
+      await jobs.start({ url: sessionUrl, orm, services: kernel.services, log: log as unknown as FastifyBaseLogger, workers: options.jobs === 'workers', concurrency: config.jobConcurrency });
     } catch (err) {
       await orm.close();
       await db.stop();
@@ -121,4 +131,22 @@ async function assemble(config: Config, log: Logger, options: RuntimeOptions): P
       await db.stop();
     },
   };
+}
+
+/**
+ * A pooler in transaction mode refuses the startup options that give the service's sessions their
+ * settings (core/db/orm.ts: no JIT, no parallel workers for a page): through it they are the
+ * database's defaults instead, set here on the direct connection (the service's role owns its
+ * database). A role that may not is told what to ask its database's owner for.
+ */
+async function poolerSessionDefaults(orm: Orm, log: Logger): Promise<void> {
+  const em = orm.em.fork();
+  const [{ name }] = await em.execute<{ name: string }[]>('select current_database() as name');
+  const database = `"${name.replace(/"/g, '""')}"`;
+  const statements = [`alter database ${database} set jit = off`, `alter database ${database} set max_parallel_workers_per_gather = 0`];
+  try {
+    for (const statement of statements) await em.execute(statement);
+  } catch (err) {
+    log.warn({ reason: (err as Error).message }, `through the pooler the service's sessions need these defaults; ask the database's owner to run: ${statements.join('; ')}`);
+  }
 }

@@ -2,163 +2,48 @@
  * `npm run bench`: the service next to a bare fastify + pg server at a real tenant's size.
  *
  * Seeds 100k projects, 1M activity records and ≥ 100k memberships (bench/seed.ts), starts the
- * real server (`labdata serve`) and the bare server (bench/bare.ts) as child processes on the
- * same PostgreSQL, then loads each endpoint over HTTPS with autocannon, alternating rounds
- * (service, bare, service, bare), and prints one table: req/s, p50, p99, server CPU µs per
- * request, the ratio to the bare server, and the service's peak RSS. Before loading, it checks
- * that the totals the service reports equal a plain count(*) under the permission rules.
+ * real server (`labdata serve`, as an operator runs it) and the bare server (bench/bare.ts) as
+ * child processes on the same PostgreSQL, pinned to one core while PostgreSQL and the load
+ * generator share the other (bench/lib.ts), then loads each endpoint over HTTPS with autocannon,
+ * alternating rounds (service, bare, service, bare), and prints one table: req/s, p50, p99,
+ * server CPU µs per request, the ratio to the bare server, and the service's peak RSS. Reads
+ * come first (feeds, lists, records, MCP), then creates (a study, a task, an external link,
+ * spread over the member's projects; then every writer on one project). Before loading, it
+ * checks that the totals the service reports equal a plain count(*) under the permission rules.
  *
  * Loopback only; every round is bounded in time. Needs the machine to itself.
- * Env: LABDATA_DATABASE_URL (else an embedded PostgreSQL in a temp dir), BENCH_PROJECTS
- * (100000), BENCH_ACTIVITY (1000000), BENCH_MEMBER_FACTOR (1; 10 = 1M memberships),
- * BENCH_SECONDS (5 per round), BENCH_ROUNDS (2), BENCH_CONNECTIONS (32).
+ * Env: BENCH_DATABASE_URL (a server to run on; else BENCH_POSTGRES=stock for Debian's packaged
+ * PostgreSQL with its default settings, started here; else the embedded PostgreSQL), BENCH_PROJECTS
+ * (100000), BENCH_ACTIVITY (1000000), BENCH_MEMBER_FACTOR (1; 10 = 1M memberships), BENCH_SECONDS
+ * (5 per round), BENCH_ROUNDS (2), BENCH_CONNECTIONS (32), BENCH_ONLY (a substring of the
+ * scenario names to run).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import crypto from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
-import { openSync } from 'node:fs';
 import https from 'node:https';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
-import autocannon from 'autocannon';
 import pg from 'pg';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig } from '../app/config.ts';
 import { createOrm, migrate } from '../core/db/orm.ts';
-import { startEmbeddedDatabase } from '../app/db/embedded.ts';
 import { assembleDeployment } from '../app/assemble.ts';
 import { loadDeploymentPlugins as loadPlugins } from '../app/plugins.ts';
-import { generateSelfSignedCertificate } from '../app/tls.ts';
 import { seed } from './seed.ts';
+import { benchDatabase, CONNECTIONS, describeServer, log, peakRssMiB, pinLoadAndDatabase, root, ROUNDS, runScenarios, SECONDS, startChild, startService, table, type Scenario } from './lib.ts';
 
 const env = process.env;
 const PROJECTS = Number(env.BENCH_PROJECTS ?? 100_000);
 const ACTIVITY = Number(env.BENCH_ACTIVITY ?? 1_000_000);
 const MEMBER_FACTOR = Number(env.BENCH_MEMBER_FACTOR ?? 1);
-const SECONDS = Number(env.BENCH_SECONDS ?? 5);
-const ROUNDS = Number(env.BENCH_ROUNDS ?? 2);
-const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 32);
-const root = path.resolve(import.meta.dirname, '..');
-const log = (line: string) => process.stderr.write(line + '\n');
-let monitor: pg.Pool | undefined;
-
-interface Target {
-  url: string;
-  method?: 'GET' | 'POST';
-  headers?: Record<string, string>;
-  body?: string;
-}
-interface Scenario {
-  name: string;
-  service: Target;
-  /** The bare server's equivalent, or the name of another scenario to compare with. */
-  baseline: Target | string;
-}
-interface Measure {
-  requests: number;
-  errors: number;
-  seconds: number;
-  p50: number[];
-  p99: number[];
-  cpuMs: number;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts a child and resolves when it prints a line matching `ready`. */
-export async function startChild(args: string[], childEnv: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; line: string }> {
-  // BENCH_SERVICE_LOG: a file the children's stderr (the service's log) is appended to.
-  const stderr = env.BENCH_SERVICE_LOG ? openSync(env.BENCH_SERVICE_LOG, 'a') : 'ignore';
-  const child = spawn(process.execPath, args, { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', stderr] });
-  const lines = readline.createInterface({ input: child.stdout! });
-  const line = await new Promise<string>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
-    lines.on('line', (l) => ready.test(l) && resolve(l));
-  });
-  return { child, line };
-}
-
-/** utime + stime of a process, in ms (from /proc: clock ticks of 10 ms). */
-export async function cpuMs(pid: number): Promise<number> {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-async function peakRssMiB(pid: number): Promise<number> {
-  const status = await fs.readFile(`/proc/${pid}/status`, 'utf8');
-  return Math.round(Number(/VmHWM:\s+(\d+)/.exec(status)![1]) / 1024);
-}
-
-/** Waits until the database has no statement running (a round's stragglers must not overlap the next). */
-async function quiet(pool: pg.Pool): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    const { rows } = await pool.query(`select count(*)::int as n from pg_stat_activity where state = 'active' and pid <> pg_backend_pid() and backend_type = 'client backend'`);
-    if (rows[0].n === 0) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-async function load(target: Target, pid: number, m: Measure): Promise<void> {
-  await quiet(monitor!);
-  const before = await cpuMs(pid);
-  const result = await autocannon({
-    url: target.url,
-    method: target.method ?? 'GET',
-    headers: target.headers,
-    body: target.body,
-    connections: CONNECTIONS,
-    duration: SECONDS,
-  });
-  m.cpuMs += (await cpuMs(pid)) - before;
-  m.requests += result['2xx'];
-  m.errors += result.non2xx + result.errors + result.timeouts;
-  m.seconds += result.duration;
-  m.p50.push(result.latency.p50);
-  m.p99.push(result.latency.p99);
-}
-
-/**
- * Starts the service exactly as `labdata serve` runs it (the launcher gives it its memory
- * settings) on `dbUrl`, with a generated certificate in `tmp` and a free port.
- */
-export async function startService(tmp: string, dbUrl: string, extraEnv: NodeJS.ProcessEnv) {
-  const tls = await generateSelfSignedCertificate();
-  await fs.writeFile(path.join(tmp, 'cert.pem'), tls.cert);
-  await fs.writeFile(path.join(tmp, 'key.pem'), tls.key, { mode: 0o600 });
-  const port = await freePort();
-  const { child } = await startChild([path.join(root, 'bin/labdata.js'), 'serve'], {
-    ...env,
-    LABDATA_DATABASE_URL: dbUrl,
-    LABDATA_PORT: String(port),
-    LABDATA_DATA_DIR: tmp,
-    LABDATA_TLS_CERT: path.join(tmp, 'cert.pem'),
-    LABDATA_TLS_KEY: path.join(tmp, 'key.pem'),
-    LABDATA_SECRET_KEY: crypto.randomBytes(32).toString('base64'),
-    ...extraEnv,
-  }, /listening on https:/);
-  return { child, tls, port };
-}
-
-const empty = (): Measure => ({ requests: 0, errors: 0, seconds: 0, p50: [], p99: [], cpuMs: 0 });
-const perSecond = (m: Measure) => m.requests / m.seconds;
-export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main() {
   const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'labdata-bench-'));
   await fs.chmod(tmp, 0o711);
   const children: ChildProcess[] = [];
-  const db = env.LABDATA_DATABASE_URL ? { url: env.LABDATA_DATABASE_URL, stop: async () => {} } : await startEmbeddedDatabase(tmp, () => {});
+  const db = await benchDatabase(tmp);
+  let monitor: pg.Pool | undefined;
   try {
     const silent = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
     const config = loadConfig({ LABDATA_DATA_DIR: tmp });
@@ -183,52 +68,64 @@ async function main() {
       BENCH_TLS_CERT: path.join(tmp, 'cert.pem'),
       BENCH_TLS_KEY: path.join(tmp, 'key.pem'),
       BENCH_ORGANIZATION_ID: s.organizationId,
+      BENCH_ACTOR_ID: s.memberOrganizationUserId,
     }, /^listening \d+/);
     children.push(bare.child);
+    const pinned = await pinLoadAndDatabase(db.url);
     const svc = `https://127.0.0.1:${port}`;
     const base = `https://127.0.0.1:${bare.line.split(' ')[1]}`;
     const member = { 'x-api-key': s.memberKey };
     const admin = { 'x-api-key': s.adminKey };
+    const json = { 'content-type': 'application/json' };
 
     log(`service peak RSS after start: ${await peakRssMiB(service.child.pid!)} MB`);
     await checkTotals(orm, svc, tls.cert, s);
     log(`service peak RSS after the totals check: ${await peakRssMiB(service.child.pid!)} MB`);
 
     const mcpBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_project', arguments: { id: s.projectId } } });
-    const scenarios: Scenario[] = [
+    // Creates spread over the member's projects (each a new row), or all on one (the contended case).
+    const spread = s.memberProjects;
+    const studies = (ids: string[]) => ids.map((id, i) => ({ path: '/api/v1/studies', body: JSON.stringify({ projectId: id, name: `Bench study ${i}` }) }));
+    const bareStudies = (ids: string[]) => ids.map((id, i) => ({ path: '/studies', body: JSON.stringify({ projectId: id, name: `Bench study ${i}` }) }));
+    const tasks = (prefix: string) => spread.map((id, i) => ({ path: `${prefix}/projects/${id}/tasks`, body: JSON.stringify({ label: `Bench task ${i}` }) }));
+    const links = (prefix: string) => spread.map((id, i) => ({ path: `${prefix}/projects/${id}/external-links`, body: JSON.stringify({ label: `Link ${i}`, url: `https://example.org/${i}` }) }));
+    const post = (url: string, headers: Record<string, string>, rotate: { path: string; body: string }[]) => ({ url, method: 'POST' as const, headers: { ...headers, ...json }, rotate });
+    const all: Scenario[] = [
+      { name: 'GET /activity?size=20', service: { url: `${svc}/api/v1/activity?size=20`, headers: member }, baseline: { url: `${base}/activity-page` } },
+      { name: 'GET /activity?size=20 (admin)', service: { url: `${svc}/api/v1/activity?size=20`, headers: admin }, baseline: { url: `${base}/activity-page` } },
       { name: 'GET /projects/{id}', service: { url: `${svc}/api/v1/projects/${s.projectId}`, headers: member }, baseline: { url: `${base}/projects/${s.projectId}` } },
       { name: 'GET /projects/{id} (admin)', service: { url: `${svc}/api/v1/projects/${s.projectId}`, headers: admin }, baseline: { url: `${base}/projects/${s.projectId}` } },
       { name: 'GET /projects?size=20', service: { url: `${svc}/api/v1/projects?size=20`, headers: member }, baseline: { url: `${base}/projects` } },
       { name: 'GET /projects?size=20 (admin)', service: { url: `${svc}/api/v1/projects?size=20`, headers: admin }, baseline: { url: `${base}/projects` } },
-      { name: 'GET /activity?size=20', service: { url: `${svc}/api/v1/activity?size=20`, headers: member }, baseline: { url: `${base}/activity` } },
-      { name: 'GET /activity?size=20 (admin)', service: { url: `${svc}/api/v1/activity?size=20`, headers: admin }, baseline: { url: `${base}/activity` } },
       { name: 'GET /projects/{id}/activity?size=20', service: { url: `${svc}/api/v1/projects/${s.projectId}/activity?size=20`, headers: member }, baseline: { url: `${base}/projects/${s.projectId}/activity` } },
       { name: 'GET /projects/{id}/activity?size=20 (admin)', service: { url: `${svc}/api/v1/projects/${s.projectId}/activity?size=20`, headers: admin }, baseline: { url: `${base}/projects/${s.projectId}/activity` } },
       {
         name: 'MCP tools/call get_project',
-        service: { url: `${svc}/mcp`, method: 'POST', body: mcpBody, headers: { ...member, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } },
+        service: { url: `${svc}/mcp`, method: 'POST', body: mcpBody, headers: { ...member, ...json, accept: 'application/json, text/event-stream' } },
         baseline: 'GET /projects/{id}',
       },
+      { name: 'POST /studies', service: post(svc, member, studies(spread)), baseline: post(base, {}, bareStudies(spread)) },
+      { name: 'POST /projects/{id}/tasks', service: post(svc, member, tasks('/api/v1')), baseline: post(base, {}, tasks('')) },
+      { name: 'POST /projects/{id}/external-links', service: post(svc, member, links('/api/v1')), baseline: post(base, {}, links('')) },
+      { name: 'POST /studies, every writer on one project', service: post(svc, member, studies([s.projectId])), baseline: post(base, {}, bareStudies([s.projectId])) },
     ];
-    const results = new Map<string, { service: Measure; bare?: Measure }>();
-    for (const sc of scenarios) {
-      const r = { service: empty(), bare: typeof sc.baseline === 'string' ? undefined : empty() };
-      results.set(sc.name, r);
-      await load(sc.service, service.child.pid!, empty()); // warm-up round, not counted
-      for (let round = 0; round < ROUNDS; round++) {
-        await load(sc.service, service.child.pid!, r.service);
-        if (r.bare) await load(sc.baseline as Target, bare.child.pid!, r.bare);
-      }
-      log(`measured ${sc.name}: ${Math.round(perSecond(r.service))} req/s, service peak RSS so far ${await peakRssMiB(service.child.pid!)} MB`);
-    }
+    const scenarios = env.BENCH_ONLY ? all.filter((sc) => sc.name.includes(env.BENCH_ONLY!)) : all;
+    const results = await runScenarios(monitor, scenarios, { service: service.child.pid!, bare: bare.child.pid! });
     const rss = await peakRssMiB(service.child.pid!);
     const bareRss = await peakRssMiB(bare.child.pid!);
-    printTable(scenarios, results, { rss, bareRss, memberships: s.memberships });
+    process.stdout.write([
+      `${PROJECTS.toLocaleString('en-US')} projects, ${ACTIVITY.toLocaleString('en-US')} activity records, ${s.memberships.toLocaleString('en-US')} memberships; ` +
+        `${db.label} (${await describeServer(db.url)}); ${pinned}; ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s, ${os.cpus().length} cores`,
+      '',
+      ...table(scenarios, results),
+      '',
+      `peak RSS: service ${rss} MB, bare server ${bareRss} MB`,
+    ].join('\n') + '\n');
     await orm.close();
-    await monitor.end();
   } finally {
     for (const c of children) c.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 500));
+    await monitor?.end();
     await db.stop();
     await fs.rm(tmp, { recursive: true, force: true });
   }
@@ -265,30 +162,5 @@ async function checkTotals(orm: Awaited<ReturnType<typeof createOrm>>, svc: stri
   }
 }
 
-function printTable(scenarios: Scenario[], results: Map<string, { service: Measure; bare?: Measure }>, extra: { rss: number; bareRss: number; memberships: number }) {
-  const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-  const row = (m: Measure) => `${fmt(perSecond(m))} | ${median(m.p50)} | ${median(m.p99)} | ${fmt((m.cpuMs * 1000) / Math.max(1, m.requests))}`;
-  const lines = [
-    `${PROJECTS.toLocaleString('en-US')} projects, ${ACTIVITY.toLocaleString('en-US')} activity records, ${extra.memberships.toLocaleString('en-US')} memberships; ` +
-      `${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s, ${os.cpus().length} cores`,
-    '',
-    '| request (member key unless noted) | service req/s | p50 ms | p99 ms | CPU µs/req | bare req/s | p50 ms | p99 ms | CPU µs/req | ratio |',
-    '|---|---|---|---|---|---|---|---|---|---|',
-  ];
-  for (const sc of scenarios) {
-    const r = results.get(sc.name)!;
-    const against = r.bare ?? results.get(sc.baseline as string)!.service;
-    const ratio = (perSecond(r.service) / perSecond(against)).toFixed(2);
-    const label = typeof sc.baseline === 'string' ? `(vs ${sc.baseline})` : '';
-    const errors = r.service.errors + (r.bare?.errors ?? 0);
-    lines.push(`| \`${sc.name}\`${errors ? ` (${errors} errors)` : ''} | ${row(r.service)} | ${r.bare ? row(r.bare) : `${label} | | |`} | ${ratio} |`);
-  }
-  lines.push('', `peak RSS: service ${extra.rss} MB, bare server ${extra.bareRss} MB`);
-  process.stdout.write(lines.join('\n') + '\n');
-}
-
-// bench/webhooks.ts reuses the helpers above without running this bench.
-if (import.meta.main) {
-  await main();
-  process.exit(0);
-}
+await main();
+process.exit(0);

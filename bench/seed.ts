@@ -27,6 +27,10 @@ export interface Seeded {
   adminKey: string;
   /** A PRIVATE project the member is granted (the permission path with the most work). */
   projectId: string;
+  /** The member's organization user (creates are recorded for it). */
+  memberOrganizationUserId: string;
+  /** 200 projects the member is granted, spread over visibilities (creates go there). */
+  memberProjects: string[];
   memberships: number;
 }
 
@@ -117,5 +121,7 @@ export async function seed(em: EntityManager, counters: CounterService, opts: Se
   const [{ id: projectId }] = await em.execute(
     `select p.id from project p join project_member pm on pm.project_id = p.id and pm.organization_user_id = ?
       where p.visibility = 'PRIVATE' order by p.created_at desc limit 1`, [memberOu]);
-  return { organizationId: orgs[0], memberKey: keys.memberKey, adminKey: keys.adminKey, projectId, memberships: n };
+  const memberProjects = (await em.execute(
+    `select p.id from project p join project_member pm on pm.project_id = p.id and pm.organization_user_id = ? order by p.id limit 200`, [memberOu])).map((r) => r.id as string);
+  return { organizationId: orgs[0], memberKey: keys.memberKey, adminKey: keys.adminKey, projectId, memberOrganizationUserId: memberOu, memberProjects, memberships: n };
 }

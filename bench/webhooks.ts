@@ -9,16 +9,18 @@
  *    triggers on, as a burst of writes leaves them) for one subscription: deliveries per second
  *    from the commit to the last arrival.
  * 3. Writes with 0 and with 100 subscriptions on the organization, alternating rounds (A B A B)
- *    of BENCH_SECONDS (10) with autocannon (BENCH_CONNECTIONS, 16) creating keywords. The 100
+ *    of BENCH_SECONDS with autocannon (BENCH_CONNECTIONS, 16) creating keywords. The 100
  *    take other event types: the cost of subscriptions to a write, which is the target
  *    (≤ 10 %): throughput, and CPU per write of the service and of the database's processes (the
  *    fan-out runs there), which a shared machine disturbs less than throughput. Then one round where the 100 take every event, the delivery work (100 deliveries
  *    per write, sent by the same server on the same cores) included: informational.
  *
- * Seeds a small tenant with bench/seed.ts and reuses bench/run.ts's process helpers. Loopback
- * only; every round is bounded in time. Needs the machine to itself for figures to compare.
- * Env: LABDATA_DATABASE_URL (else an embedded PostgreSQL in a temp dir), BENCH_SECONDS,
- * BENCH_LATENCY_SECONDS, BENCH_BACKLOG, BENCH_CONNECTIONS, BENCH_ROUNDS (2).
+ * Seeds a small tenant with bench/seed.ts; the database, the pinning (the service on one core,
+ * PostgreSQL, the load generator and the receiver on the other) and the service's start are
+ * bench/lib.ts's, as for `npm run bench`. Loopback only; every round is bounded in time. Needs the
+ * machine to itself for figures to compare. Env: BENCH_DATABASE_URL / BENCH_POSTGRES=stock (see
+ * bench/lib.ts), BENCH_SECONDS (5 per round), BENCH_ROUNDS (2), BENCH_LATENCY_SECONDS (20),
+ * BENCH_BACKLOG (10000), BENCH_CONNECTIONS (16), BENCH_VERBOSE (the service's log on stderr).
  */
 import fs from 'node:fs/promises';
 import http from 'node:http';
@@ -30,21 +32,18 @@ import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig } from '../app/config.ts';
 import { createOrm, migrate } from '../core/db/orm.ts';
-import { startEmbeddedDatabase } from '../app/db/embedded.ts';
 import { assembleDeployment } from '../app/assemble.ts';
 import { loadDeploymentPlugins as loadPlugins } from '../app/plugins.ts';
-import { cpuMs, median, startService } from './run.ts';
+import { benchDatabase, cpuMs, describeServer, log, pinLoadAndDatabase, ROUNDS, SECONDS, startService } from './lib.ts';
 import { seed } from './seed.ts';
 
 const env = process.env;
-const SECONDS = Number(env.BENCH_SECONDS ?? 10);
 const LATENCY_SECONDS = Number(env.BENCH_LATENCY_SECONDS ?? 20);
 const RATE = 50;
 const BACKLOG = Number(env.BENCH_BACKLOG ?? 10_000);
 const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 16);
-const ROUNDS = Number(env.BENCH_ROUNDS ?? 2);
 const SUBSCRIPTIONS = 100;
-const log = (line: string) => process.stderr.write(line + '\n');
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Arrivals at the receiver: per record id, the first arrival (ms), and how many requests in all. */
@@ -78,7 +77,7 @@ class Receiver {
 async function main() {
   const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'labdata-bench-webhooks-'));
   await fs.chmod(tmp, 0o711);
-  const db = env.LABDATA_DATABASE_URL ? { url: env.LABDATA_DATABASE_URL, stop: async () => {} } : await startEmbeddedDatabase(tmp, () => {});
+  const db = await benchDatabase(tmp);
   const receiver = new Receiver();
   let service: Awaited<ReturnType<typeof startService>>['child'] | undefined;
   try {
@@ -93,6 +92,7 @@ async function main() {
     const started = await startService(tmp, db.url, { LABDATA_RATE_LIMIT_PER_MINUTE: '0', LABDATA_WEBHOOK_ALLOW_PRIVATE: 'true' });
     service = started.child;
     const { tls, port } = started;
+    const pinned = await pinLoadAndDatabase(db.url);
     const pid = service.pid!;
     const svc = `https://127.0.0.1:${port}`;
     const agent = new https.Agent({ keepAlive: true, maxSockets: 64, ca: tls.cert });
@@ -242,7 +242,13 @@ async function main() {
     }
 
     process.stdout.write(
-      [`webhooks bench: ${os.cpus().length} cores, every built-in plugin, receiver on loopback (http)`, '', '| measure | result | target |', '|---|---|---|', ...results].join('\n') + '\n',
+      [
+        `webhooks bench: ${os.cpus().length} cores (${pinned}), ${db.label}, ${await describeServer(db.url)}; every built-in plugin, receiver on loopback (http) in the load generator`,
+        '',
+        '| measure | result | target |',
+        '|---|---|---|',
+        ...results,
+      ].join('\n') + '\n',
     );
     agent.destroy();
     await orm.close();

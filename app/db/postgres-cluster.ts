@@ -254,7 +254,8 @@ export async function startCluster(bin: Binaries, dir: string, port: number, acc
   await new Promise<void>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output = (output + chunk.toString('utf8')).slice(-4000);
-      if (output.includes('database system is ready to accept connections')) resolve();
+      // A hot standby (the replica tests start some) says "ready to accept read-only connections".
+      if (/database system is ready to accept (read-only )?connections/.test(output)) resolve();
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);

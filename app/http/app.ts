@@ -22,6 +22,9 @@ import { openapiOptions } from './openapi.ts';
 import { RequestLogController } from './request-log.ts';
 import { isBeta, rewriteBetaUrl, safeDecode, successorOf } from './beta-alias.ts';
 import { trackHandlers } from './in-flight.ts';
+import { databaseTopology } from '../config.ts';
+import { FENCE_CHANNEL, ReadReplicas } from '../db/replicas.ts';
+import type { NativePool } from '../../core/db/sql.ts';
 
 export interface AppOptions {
   kernel: Kernel;
@@ -134,6 +137,22 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(swagger, openapiOptions(kernel));
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  // Keys are cached per instance and dropped on the database's notifications (app/http/auth-cache.ts),
+  // heard on a direct connection to the primary (a pooler in transaction mode drops LISTEN).
+  const topology = databaseTopology(config.settings);
+  let replicas: ReadReplicas | undefined;
+  const authCache = new AuthCache(topology.directUrl ?? orm.config.get('clientUrl')!, opts.logger, {
+    [FENCE_CHANNEL]: (payload) => replicas?.fenceMessage(payload),
+  });
+  await authCache.start();
+  app.addHook('onClose', async () => authCache.close());
+  if (topology.readUrls.length) {
+    const primary = (await orm.em.getConnection().getNativeClient()) as unknown as NativePool;
+    replicas = new ReadReplicas({ primary, urls: topology.readUrls, maxLagMs: topology.readMaxLagMs, sync: () => authCache.sync(), log: opts.logger });
+    await replicas.start();
+    app.addHook('onClose', async () => replicas!.stop());
+  }
+
   app.get('/readyz', { schema: { hide: true } }, async (request, reply) => {
     // Not ready yet: worth asking again shortly, as every other 503 of an outage says.
     const notReady = (message: string) => sendError(request, reply.header('retry-after', String(OUTAGE_RETRY_AFTER)), 503, message);
@@ -143,17 +162,17 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     } catch {
       return notReady('Database unreachable');
     }
-    return { status: 'ready' };
+    // Each database: the primary (through the pooler, when there is one) and the standbys with their lag.
+    const databases = [
+      { name: 'primary', role: 'primary', up: true, ...(topology.pooled ? { via: 'pooler (transaction mode)' } : {}) },
+      ...(replicas?.status() ?? []).map((s) => ({ ...s, role: 'standby' })),
+    ];
+    return { status: 'ready', databases };
   });
-
-  // Keys are cached per instance and dropped on the database's notifications (app/http/auth-cache.ts).
-  const authCache = new AuthCache(orm.config.get('clientUrl')!, opts.logger);
-  await authCache.start();
-  app.addHook('onClose', async () => authCache.close());
   // Per key and per instance, in memory (README, "Rate limits"); 0 turns it off.
   const limiter = config.rateLimitPerMinute > 0 ? new RateLimiter(config.rateLimitPerMinute) : undefined;
   const authHook = (auth = apiKeyAuth(orm, authCache, limiter));
-  registerMetrics(app, { orm, services: kernel.services, auth: authHook });
+  registerMetrics(app, { orm, services: kernel.services, auth: authHook, replicas });
   await app.register(
     async (api) => {
       api.addHook('onRequest', authHook);
@@ -162,7 +181,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       api.setNotFoundHandler(notFound);
       // ETag/If-Match/Location attach as the operations' routes are declared.
       registerRecordConventions(api, { reads: kernel.reads, writes: kernel.writes, orm, services: kernel.services });
-      registerOperations(api, { reads: kernel.reads, writes: kernel.writes, orm, services: kernel.services, closing: closing.signal });
+      registerOperations(api, { reads: kernel.reads, writes: kernel.writes, orm, services: kernel.services, replicas, closing: closing.signal });
     },
     { prefix: '/api/v1' },
   );
@@ -175,7 +194,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     { prefix: '/api/i' },
   );
 
-  registerMcp(app, { tools: buildTools(kernel.reads), orm, services: kernel.services, allowedHosts: mcpAllowedHosts(config), auth: authHook });
+  registerMcp(app, { tools: buildTools(kernel.reads), orm, services: kernel.services, allowedHosts: mcpAllowedHosts(config), auth: authHook, replicas });
 
   await app.register(
     async (docs) => {

@@ -71,9 +71,13 @@ export class AuthCache implements KeyCache {
   readonly #url: string;
   readonly #log: FastifyBaseLogger | undefined;
 
-  constructor(url: string, log?: FastifyBaseLogger) {
+  readonly #channels: Record<string, (payload: string) => void>;
+
+  /** `channels`: other notifications to hear on the same connection (the barrier covers them too). */
+  constructor(url: string, log?: FastifyBaseLogger, channels: Record<string, (payload: string) => void> = {}) {
     this.#url = url;
     this.#log = log;
+    this.#channels = channels;
   }
 
   /** True while notifications are received, i.e. while cached entries may be used. */
@@ -202,6 +206,7 @@ export class AuthCache implements KeyCache {
     client.on('end', () => lost());
     client.on('notification', (msg) => {
       if (msg.channel === AUTH_CHANNEL) this.#invalidate(msg.payload ?? '*');
+      else this.#channels[msg.channel]?.(msg.payload ?? '');
     });
     this.#client = client;
     // Connected but never listening (the database hangs after accepting): give up and retry.
@@ -209,6 +214,7 @@ export class AuthCache implements KeyCache {
     try {
       await client.connect();
       await client.query(`listen ${AUTH_CHANNEL}`);
+      for (const channel of Object.keys(this.#channels)) await client.query(`listen ${channel}`);
       clearTimeout(stalled);
       if (this.#client !== client || this.#closed) return;
       // Anything cached before this point may have missed notifications.

@@ -5,6 +5,7 @@ import type { Orm } from '../../core/db/orm.ts';
 import { query, sql } from '../../core/db/sql.ts';
 import type { KernelServices } from '../../core/kernel/services.ts';
 import { sendError } from './envelope.ts';
+import type { ReadReplicas } from '../db/replicas.ts';
 
 /** Route label of requests no route matched: one series, whatever the path (no unbounded labels). */
 const UNMATCHED = 'unmatched';
@@ -138,6 +139,8 @@ export interface MetricsOptions {
   services: KernelServices;
   /** The API-key hook (401 without a valid key). */
   auth: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+  /** Reads on standbys (LABDATA_DATABASE_READ_URLS): counted by target, with their fallbacks. */
+  replicas?: ReadReplicas;
 }
 
 /**
@@ -152,6 +155,21 @@ export function registerMetrics(app: FastifyInstance, opts: MetricsOptions) {
   const requests = new RequestMetrics(registry);
   registerScrapeGauges(registry, opts.orm, opts.services);
   const { config } = opts.services;
+  if (opts.replicas) {
+    const reads = new Counter({ name: 'labdata_db_reads_total', help: 'Read operations by the database that served them (primary, standby1, ...)', labelNames: ['target'] as const, registers: [registry] });
+    const fallbacks = new Counter({ name: 'labdata_db_read_fallbacks_total', help: 'Reads a standby failed (unavailable, or a conflict with recovery) that the primary served', labelNames: ['reason'] as const, registers: [registry] });
+    const replicas = opts.replicas;
+    new Gauge({
+      name: 'labdata_db_standby_lag_seconds',
+      help: 'How old each standby\'s data is (-1: not answering)',
+      labelNames: ['standby'] as const,
+      registers: [registry],
+      collect() {
+        for (const s of replicas.status()) this.set({ standby: s.name }, s.lagMs === null ? -1 : s.lagMs / 1000);
+      },
+    });
+    replicas.counters = { read: (target) => reads.inc({ target }), fallback: (reason) => fallbacks.inc({ reason }) };
+  }
 
   // A callback hook, not an async one: no promise per request.
   app.addHook('onResponse', (request, reply, done) => {

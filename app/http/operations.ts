@@ -11,6 +11,7 @@ import { idempotency, isCreate } from './idempotency.ts';
 import { SECURITY } from './openapi.ts';
 import { requirePrecondition } from '../../core/db/transaction.ts';
 import type { EntityManager } from '../../core/db/orm.ts';
+import type { ReadReplicas } from '../db/replicas.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -120,9 +121,9 @@ const defined = <T extends object>(o: T): T => Object.fromEntries(Object.entries
 /** Declares every operation on the `/api/v1` mount (`/api/beta` is rewritten to it, app/http/beta-alias.ts). */
 export function registerOperations(
   app: FastifyInstance,
-  opts: { reads: ReadDefinition[]; writes: WriteDefinition[]; orm: Orm; services: KernelServices; closing?: AbortSignal },
+  opts: { reads: ReadDefinition[]; writes: WriteDefinition[]; orm: Orm; services: KernelServices; replicas?: ReadReplicas; closing?: AbortSignal },
 ) {
-  const { orm, services } = opts;
+  const { orm, services, replicas } = opts;
   const idempotent = idempotency(orm, services.secrets);
   for (const def of opts.reads) {
     app.route({
@@ -140,7 +141,8 @@ export function registerOperations(
       ...(def.paged ? { preValidation: pageParameters(maxPageSize(def)) } : {}),
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
         const input = { ...(request.params as object), ...(request.query as object) };
-        return executeRead(def, operationContext(request.actor!, orm, services, request.log, requestSignal(reply, opts.closing)), input);
+        const read = () => executeRead(def, operationContext(request.actor!, orm, services, request.log, requestSignal(reply, opts.closing)), input);
+        return replicas ? replicas.read(request.actor!.keyId, read) : read();
       },
     });
   }
@@ -184,6 +186,8 @@ export function registerOperations(
           query: (request.query ?? {}) as never,
           body: request.body as never,
         });
+        // Read-your-writes: this key's next reads wait for a standby that has this write (app/db/replicas.ts).
+        if (replicas) await replicas.wrote(request.actor!.keyId);
         if (result instanceof StatusResult) {
           reply.code(result.status);
           return result.body;

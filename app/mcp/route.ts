@@ -12,6 +12,7 @@ import type { Orm } from '../../core/db/orm.ts';
 import { databaseFailure, OUTAGE_RETRY_AFTER, type DatabaseFailure } from '../http/database-failure.ts';
 import type { KernelServices } from '../../core/kernel/services.ts';
 import { executeRead, operationContext } from '../http/operations.ts';
+import type { ReadReplicas } from '../db/replicas.ts';
 import type { Actor } from '../../core/auth/api-keys.ts';
 import type { ToolEntry } from './tools.ts';
 import { redactUrl } from '../http/redact.ts';
@@ -33,12 +34,14 @@ async function callTool(
   orm: Orm,
   services: KernelServices,
   log: FastifyRequest['log'],
+  replicas: ReadReplicas | undefined,
 ): Promise<{ answer: ToolAnswer; outcome: Outcome }> {
   const failed = (text: string, outcome: Outcome) => ({ answer: { text, isError: true }, outcome });
   const checked = entry.validate(args ?? {});
   if (!checked.valid) return failed(`Invalid arguments for ${entry.tool.name}: ${checked.errorMessage}`, 'invalid_arguments');
   try {
-    const result = await executeRead(entry.read, operationContext(actor, orm, services, log), entry.input(checked.data));
+    const read = () => executeRead(entry.read, operationContext(actor, orm, services, log), entry.input(checked.data));
+    const result = await (replicas ? replicas.read(actor.keyId, read) : read());
     return { answer: { text: entry.serialize(result), isError: false }, outcome: 'ok' };
   } catch (err) {
     // Client errors are normal tool results the agent can act on: not found (including "not
@@ -169,7 +172,7 @@ const notAllowed = { jsonrpc: '2.0', error: { code: -32000, message: 'Method not
  */
 export function registerMcp(
   app: FastifyInstance,
-  opts: { tools: Map<string, ToolEntry>; orm: Orm; services: KernelServices; allowedHosts: string[]; auth: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown> },
+  opts: { tools: Map<string, ToolEntry>; orm: Orm; services: KernelServices; allowedHosts: string[]; auth: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>; replicas?: ReadReplicas },
 ) {
   const allowed = new Set(['localhost', ...opts.allowedHosts.map((h) => hostName(h) ?? h.toLowerCase())]);
   const toolList = [...opts.tools.values()].map((e) => e.tool);
@@ -179,7 +182,7 @@ export function registerMcp(
     const started = performance.now();
     let body: string;
     try {
-      const { answer, outcome } = await callTool(call.entry, call.arguments, request.actor!, opts.orm, opts.services, request.log);
+      const { answer, outcome } = await callTool(call.entry, call.arguments, request.actor!, opts.orm, opts.services, request.log, opts.replicas);
       logToolCall(request.log, request.actor!, call.entry.tool.name, started, outcome);
       body = answer.isError ? toolErrorResponse(call.id, answer.text) : okResponse(call.id, answer.text);
     } catch (err) {
@@ -242,7 +245,7 @@ export function registerMcp(
           logToolCall(request.log, actor, redactUrl(req.params.name.slice(0, 128)), started, 'unknown_tool');
           throw invalidParams(`Unknown tool: ${req.params.name}`);
         }
-        const { answer, outcome } = await callTool(entry, req.params.arguments, actor, opts.orm, opts.services, request.log);
+        const { answer, outcome } = await callTool(entry, req.params.arguments, actor, opts.orm, opts.services, request.log, opts.replicas);
         logToolCall(request.log, actor, entry.tool.name, started, outcome);
         return toolResult(answer);
       });

@@ -1,7 +1,6 @@
 import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../auth/api-keys.ts';
-import { Activity } from '../entities/index.ts';
 import { raw, sql, type Sql } from '../db/sql.ts';
 import { Startup } from '../kernel/startup.ts';
 
@@ -28,9 +27,28 @@ export interface ActivityInput {
 /** SQL condition: the caller may view the record of this kind whose id is `id` (tenant scope included). */
 export type ReferenceCheck<C> = (ctx: C, id: Sql) => Sql;
 
+/** Entries recorded on a transaction's EntityManager, not yet written (`writeRecorded`). */
+const recorded = new WeakMap<EntityManager, unknown[][]>();
+
+const COLUMNS = 'id, organization_id, event_type, category, data, date, project_id, study_id, assay_id, organization_user_id, ref_kind, ref_id';
+
+/**
+ * Writes the entries recorded on `em`, when it flushes (core/db/orm.ts runs this after every
+ * flush): after the change they record, last before the commit. An entry's insert moves the
+ * counters every writer of the organization adds to (core/counters), so it holds their rows
+ * for the shortest time; and it is one statement however many entries the write recorded.
+ */
+export async function writeRecorded(em: EntityManager): Promise<void> {
+  const rows = recorded.get(em);
+  if (!rows?.length) return;
+  recorded.delete(em);
+  const values = rows.map(() => '(?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+  await em.execute(`insert into activity (${COLUMNS}) values ${values}`, rows.flat());
+}
+
 /**
  * Records activity. Call it with the EntityManager of the change's own transaction: the record
- * is flushed with the change, so there is never one without the other. `C` is the operation
+ * is written by that transaction's flush, so there is never one without the other. `C` is the operation
  * context (OperationContext): a parameter, so that this module does not import the kernel
  * services that hold it (no import circle).
  */
@@ -86,21 +104,13 @@ export class ActivityService<C extends { actor: Actor } = { actor: Actor }> {
   record(em: EntityManager, actor: Actor, input: ActivityInput): string {
     const category = this.categoryOf(input.eventType);
     if (!category) throw new Error(`event type ${input.eventType} was not declared by any plugin`);
-    // Created on `em`, the entry is written by that transaction's commit: outside one it would be lost without a word.
+    // Written by `em`'s flush in its transaction: outside one it would be lost without a word.
     if (!em.isInTransaction()) throw new Error(`activity ${input.eventType} must be recorded with the write transaction's EntityManager (db.writeTransaction)`);
-    return em.create(Activity, {
-      id: crypto.randomUUID(),
-      organizationId: actor.organizationId,
-      eventType: input.eventType,
-      category,
-      data: input.data ?? {},
-      date: new Date(),
-      projectId: input.projectId ?? null,
-      studyId: input.studyId ?? null,
-      assayId: input.assayId ?? null,
-      organizationUserId: actor.organizationUserId,
-      refKind: input.refers?.kind ?? null,
-      refId: input.refers?.id ?? null,
-    }).id; // the new record's id
+    const row = [crypto.randomUUID(), actor.organizationId, input.eventType, category, JSON.stringify(input.data ?? {}), new Date(), input.projectId ?? null,
+      input.studyId ?? null, input.assayId ?? null, actor.organizationUserId, input.refers?.kind ?? null, input.refers?.id ?? null];
+    const rows = recorded.get(em);
+    if (rows) rows.push(row);
+    else recorded.set(em, [row]);
+    return row[0] as string; // the new record's id
   }
 }

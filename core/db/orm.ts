@@ -3,6 +3,8 @@ import { Migrator, type Migration } from '@mikro-orm/migrations';
 import type { EntitySchema } from '@mikro-orm/core';
 import type { Pool } from 'pg';
 import { guardPool } from './pool-guard.ts';
+import { readRouting } from './sql.ts';
+import { writeRecorded } from '../activity/index.ts';
 
 /** A migration as plugins declare it: a stable, plugin-prefixed name and its SQL statements. */
 export interface MigrationDefinition {
@@ -15,6 +17,8 @@ export interface OrmOptions {
   entities: EntitySchema[];
   migrations: MigrationDefinition[];
   debug?: boolean;
+  /** `url` is a pooler in transaction mode: no startup options, no named statements (app/db/database.ts). */
+  pooled?: boolean;
 }
 
 export type Orm = MikroORM;
@@ -33,7 +37,7 @@ export async function createOrm(options: OrmOptions): Promise<Orm> {
   const migrationsList = await Promise.all(
     options.migrations.map(async (def) => ({ name: def.name, class: await migrationClass(def) })),
   );
-  return MikroORM.init({
+  const orm = await MikroORM.init({
     clientUrl: options.url,
     entities: options.entities,
     extensions: [Migrator],
@@ -42,26 +46,28 @@ export async function createOrm(options: OrmOptions): Promise<Orm> {
     // Each request and each tool call forks its own EntityManager (no shared identity map).
     allowGlobalContext: false,
     pool: { min: 0, max: 10 },
-    // connectionTimeoutMillis: a request waits at most this long for a connection (pool exhausted,
-    // database hung), then fails as "database unavailable" (503 with Retry-After,
-    // app/http/database-failure.ts) instead of hanging.
+    // connectionTimeoutMillis: a request waits at most this long for a connection, then fails as
+    // "database unavailable" (503 with Retry-After, app/http/database-failure.ts), never hangs.
     // plan_cache_mode: the hot reads run as named statements (core/db/sql.ts) whose generic plan
-    // walks the same indexes as a custom one, but PostgreSQL's estimate kept choosing custom
-    // plans and re-planned (~10 ms) a 2 ms read on every call. Unnamed statements (the ORM's,
-    // every write) are planned once per call whatever this says.
+    // walks the same indexes as a custom one, but PostgreSQL kept choosing custom plans and
+    // re-planned (~10 ms) a 2 ms read on every call (unnamed statements are planned every call).
     // onPoolCreated: a lost connection gives its pool slot back (core/db/pool-guard.ts).
-    // max_parallel_workers_per_gather=0: a page walks an index and stops after it; starting
-    // parallel workers for it cost ~10 ms a read (measured at 300,000 assays) and takes cores
-    // the other requests need.
+    // max_parallel_workers_per_gather=0: a page walks an index and stops; parallel workers cost
+    // ~10 ms a read (measured at 300,000 assays) and take cores the other requests need.
     // jit=off: a generic plan's cost is estimated blind to the caller, so a 5 ms permission-filtered
     // page was estimated past jit_above_cost and compiled on every run (3-4 s on a stock
     // PostgreSQL 15, JIT on by default); no read here is long enough for compiling to pay back.
+    // A pooler in transaction mode refuses startup options: app/db/database.ts sets these another way.
     driverOptions: {
       connectionTimeoutMillis: 5_000,
-      options: '-c plan_cache_mode=force_generic_plan -c max_parallel_workers_per_gather=0 -c jit=off',
+      options: options.pooled ? undefined : '-c plan_cache_mode=force_generic_plan -c max_parallel_workers_per_gather=0 -c jit=off',
       onPoolCreated: guardPool,
     },
   });
+  // Activity entries go in after each flush (core/activity): every fork's events are copied from here.
+  orm.em.getEventManager().registerSubscriber({ afterFlush: ({ em }) => writeRecorded(em as EntityManager) });
+  if (options.pooled) readRouting.unnamed.add(orm.em.getConnection());
+  return orm;
 }
 
 /**
@@ -102,6 +108,4 @@ async function applyPending(orm: Orm, progress?: (step: string, done: number, to
   }
 }
 
-export async function pendingMigrations(orm: Orm): Promise<number> {
-  return (await orm.migrator.getPending()).length;
-}
+export const pendingMigrations = async (orm: Orm): Promise<number> => (await orm.migrator.getPending()).length;

@@ -47,9 +47,16 @@ export function join(parts: Sql[], separator = ', '): Sql {
 /** The `pg` pool behind an ORM connection, found once per connection. */
 const pools = new WeakMap<object, Promise<NativePool>>();
 
-interface NativePool {
+export interface NativePool {
   query(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
 }
+
+/**
+ * Where a read outside a transaction goes instead of the ORM's pool (app/db/replicas.ts sends an
+ * operation's reads to a standby); `unnamed`: connections whose statements must not outlive
+ * their transaction (a pooler in transaction mode, core/db/orm.ts).
+ */
+export const readRouting: { pool?: () => NativePool | undefined; unnamed: WeakSet<object> } = { unnamed: new WeakSet() };
 
 function nativePool(em: EntityManager): Promise<NativePool> {
   const connection = em.getConnection();
@@ -87,9 +94,7 @@ function prepare(text: string): Prepared {
   return out;
 }
 
-export function numberedText(text: string): string {
-  return prepare(text).text;
-}
+export const numberedText = (text: string): string => prepare(text).text;
 
 /**
  * Runs a statement. Outside a transaction it goes straight to the pool as a parameterised
@@ -100,11 +105,12 @@ export function numberedText(text: string): string {
 export async function query<T = Record<string, unknown>>(em: EntityManager, q: Sql): Promise<T[]> {
   statementObserver.observe?.(q);
   if (em.isInTransaction()) return (await em.execute(q.text, [...q.params])) as T[];
-  const pool = await nativePool(em);
+  const pool = readRouting.pool?.() ?? (await nativePool(em));
   // Named, so each pooled connection parses and plans a hot read once (PostgreSQL then reuses
   // the plan): planning these permission-filtered statements costs more than running them.
   const { name, text } = prepare(q.text);
-  const result = await pool.query({ name: name || undefined, text, values: q.params as unknown[] });
+  const named = name && !readRouting.unnamed.has(em.getConnection());
+  const result = await pool.query({ name: named ? name : undefined, text, values: q.params as unknown[] });
   return result.rows as T[];
 }
 

@@ -96,23 +96,4 @@ export const ProjectMember = defineEntity({
   },
 });
 
-export const Activity = defineEntity({
-  name: 'Activity',
-  tableName: 'activity',
-  properties: {
-    id: p.uuid().primary(),
-    organizationId: p.uuid(),
-    eventType: p.string(),
-    category: p.string(),
-    data: p.json<Record<string, unknown>>(),
-    date: p.datetime(),
-    projectId: p.uuid().nullable(),
-    studyId: p.uuid().nullable(),
-    assayId: p.uuid().nullable(),
-    organizationUserId: p.uuid(),
-    refKind: p.string().nullable(),
-    refId: p.uuid().nullable(),
-  },
-});
-
-export const kernelEntities = [Organization, User, OrganizationUser, ApiKey, Team, TeamMember, ProjectMember, Activity];
+export const kernelEntities = [Organization, User, OrganizationUser, ApiKey, Team, TeamMember, ProjectMember];

@@ -30,26 +30,14 @@ export async function contributableParentOf(ctx: OperationContext, parent: Paren
 }
 
 /**
- * The row locks that pin a parent where it is: the rows of its chain (`db.LOCK_ORDER`) shared, the
- * parent's own row in `own` mode (`update` serializes the writes of one parent's attachments).
- */
-function parentLocks(access: ParentAccess, own: db.RowLock['mode'] = 'share'): db.RowLock[] {
-  return db.LOCK_ORDER.flatMap((table) => {
-    const id = access[`${table}Id`];
-    return id ? [{ table, id, mode: table === access.kind ? own : 'share' }] : [];
-  });
-}
-
-/**
  * The parent `id` for a write, pinned until the commit: its chain locked in the kernel's order
- * (`parentLocks`), then judged as it is now (404, 403). A delete or move of the parent waits
- * for the write, or the write for it (and then finds it gone or follows it), so no attachment
- * outlives its parent and no activity is filed where the parent no longer is. Inside a write
- * transaction.
+ * (its own row in `own` mode), then judged as it is now (404, 403). A delete or move of the
+ * parent waits for the write, or the write for it (and then finds it gone or follows it), so no
+ * attachment outlives its parent and no activity is filed where the parent no longer is. Inside
+ * a write transaction.
  */
 export async function lockedParent(ctx: OperationContext, parent: ParentKind, id: string, own: db.RowLock['mode'] = 'share'): Promise<ParentAccess> {
-  let access!: ParentAccess;
-  await db.lockLocated(ctx.em, ctx.actor.organizationId, async () => parentLocks((access = await parent.access(ctx, id)), own));
+  const access = await parent.lockedAccess(ctx, id, own);
   ctx.services.permissions.assertContributor(access);
   return access;
 }

@@ -26,6 +26,8 @@ export interface ParentKind {
   table: string;
   /** The parent as the actor sees it; 404 naming it when not viewable (or another organization's). */
   access(ctx: OperationContext, id: string): Promise<ParentAccess>;
+  /** `access` for a write under the parent: its chain locked (its own row in `own` mode) until the commit. */
+  lockedAccess(ctx: OperationContext, id: string, own?: db.RowLock['mode']): Promise<ParentAccess>;
   /** SQL condition: the actor may view the parent whose id is `parentId` (tenant scope included). */
   visible(ctx: OperationContext, parentId: Sql): Sql;
   /** Runs `hook` with the ids of parents being deleted, inside the delete transaction (cascade). */

@@ -192,9 +192,10 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
    * `columns` of the record if the actor may view it, else 404. A read asks for no contribution
    * probe: only access checks (parents, writes) select it.
    */
-  async #find<T>(ctx: OperationContext, id: string, columns: (contributable: Sql) => Sql): Promise<T> {
+  async #find<T>(ctx: OperationContext, id: string, columns: (contributable: Sql) => Sql, lock?: db.RowLock['mode']): Promise<T> {
     const { from, visible, contributable } = this.#from(ctx);
-    const row = await db.queryOne<T>(ctx.em, sql`select ${columns(contributable)} ${from} where ${raw(this.d.alias)}.id = ${id} and ${visible}`);
+    const locking = lock ? raw(` for ${lock === 'update' ? 'update' : 'share'} of ${this.d.alias}`) : raw('');
+    const row = await db.queryOne<T>(ctx.em, sql`select ${columns(contributable)} ${from} where ${raw(this.d.alias)}.id = ${id} and ${visible}${locking}`);
     if (!row) throw new errors.NotFoundError(this.d.label, id);
     return row;
   }
@@ -203,6 +204,24 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
   async access(ctx: OperationContext, id: string): Promise<ParentAccess> {
     const row = await this.#access(ctx, id);
     return { kind: this.d.kind, id, ...this.scope(id, row), canContribute: row.canContribute };
+  }
+
+  /**
+   * The record as a parent for a write under it (inside the write transaction), pinned until the
+   * commit: its chain locked in the kernel's order (`own` for its own row, shared above), then
+   * judged as it is now; 404 when not viewable. A root record's chain is its own row: the lock
+   * and the check are one statement (PostgreSQL judges the row as it is once locked), one round
+   * trip less on every create under it.
+   */
+  async lockedAccess(ctx: OperationContext, id: string, own: db.RowLock['mode'] = 'share'): Promise<ParentAccess> {
+    if (!this.#parent) {
+      const row = await this.#find<Row & { canContribute: boolean }>(ctx, id, (contributable) => sql`${this.d.columns}, ${contributable} as "canContribute"`, own);
+      if (own === 'update') await db.recordLocked(ctx.em);
+      return { kind: this.d.kind, id, ...this.scope(id, row), canContribute: row.canContribute };
+    }
+    let access!: ParentAccess;
+    await db.lockLocated(ctx.em, ctx.actor.organizationId, async () => chainLocks((access = await this.access(ctx, id)), own));
+    return access;
   }
 
   /**
@@ -248,10 +267,8 @@ export class LifecycleRecords<E extends LifecycleEntity, Row extends { id: strin
       const tx = { ...ctx, em };
       let access: ParentAccess | undefined;
       if (parent && this.d.parent) {
-        const parentId = String(body[this.d.parent.field]);
         // The parent must not be deleted or moved between this check and the commit.
-        await db.lockLocated(em, ctx.actor.organizationId, () => parent.d.locks(tx, parentId, 'share'));
-        access = await parent.access(tx, parentId);
+        access = await parent.lockedAccess(tx, String(body[this.d.parent.field]));
         ctx.services.permissions.assertContributor(access);
       }
       const e = await this.d.build(tx, body, access);
@@ -404,6 +421,7 @@ export function defineLifecycleRecord<E extends LifecycleEntity, Row extends { i
     label: d.label,
     table: d.table,
     access: (op, id) => records.access(op, id),
+    lockedAccess: (op, id, own) => records.lockedAccess(op, id, own),
     visible: (op, id) => records.visibleCondition(op, id),
     beforeDelete: (hook) => d.extensions.beforeDelete((op, rs) => hook(op, rs.map((r) => r.id))),
   });
@@ -415,6 +433,17 @@ export function defineLifecycleRecord<E extends LifecycleEntity, Row extends { i
   if (d.parent) registry.get(d.parent.kind)!.beforeDelete((op, ids) => records.deleteOfParents(op, ids));
   ctx.services.startup.onEnded(() => d.extensions.freeze());
   return records;
+}
+
+/**
+ * The row locks that pin a record where it is: the rows of its chain (`db.LOCK_ORDER`) shared, its
+ * own row in `own` mode (`update` serializes, e.g., the writes of one parent's attachments).
+ */
+function chainLocks(access: ParentAccess, own: db.RowLock['mode']): db.RowLock[] {
+  return db.LOCK_ORDER.flatMap((table) => {
+    const id = access[`${table}Id`];
+    return id ? [{ table, id, mode: table === access.kind ? own : 'share' }] : [];
+  });
 }
 
 /** A fresh record id. */

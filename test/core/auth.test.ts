@@ -228,11 +228,14 @@ t.test('a key is bound to its organization: other organizations\' records are 40
   t.equal(list.body.totalElements, 0);
 });
 
-t.test('/healthz and /readyz need no key and say nothing beyond a status', async (t) => {
+t.test('/healthz and /readyz need no key and say nothing beyond a status (and the databases\' state)', async (t) => {
   for (const path of ['/healthz', '/readyz']) {
     const res = await server.get(path);
     t.equal(res.status, 200, path);
-    t.same(Object.keys(res.body), ['status'], `${path} has only a status`);
+    t.same(Object.keys(res.body), path === '/healthz' ? ['status'] : ['status', 'databases'], `${path} has only a status`);
     t.type(res.body.status, 'string');
   }
+  // Each database by a generic name and its state: no address, user or database name.
+  const ready = await server.get('/readyz');
+  t.same(ready.body.databases, [{ name: 'primary', role: 'primary', up: true }]);
 });

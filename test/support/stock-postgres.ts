@@ -50,6 +50,8 @@ export interface StockOptions {
   /** A data directory made already (a standby's base backup): initdb is skipped. */
   existing?: boolean;
   password?: string;
+  /** The port to listen on (a restarted standby keeps its own); default: a free one. */
+  port?: number;
 }
 
 /** Initialises (unless `existing`) and starts a cluster in `dir` on a free port. */
@@ -63,7 +65,7 @@ export async function startStockCluster(dir: string, options: StockOptions = {})
     await prepareClusterDir(dir, account);
     await initCluster(bin, dir, STOCK_USER, password, account, options.locale ?? 'C.UTF-8');
   }
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const running = await startCluster(bin, dir, port, account, options.settings ?? []);
   const url = (database = 'postgres') => `postgresql://${STOCK_USER}:${password}@127.0.0.1:${port}/${database}`;
   return { port, dir, password, account, bin, url, stop: () => running.stop() };

@@ -9,6 +9,7 @@ const kind = (name: string) => ({
   label: name,
   table: name,
   access: async () => { throw new Error('unused'); },
+  lockedAccess: async () => { throw new Error('unused'); },
   visible: () => raw('true'),
   beforeDelete: () => {},
 });
