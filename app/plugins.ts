@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { builtInPlugins } from '../config/plugins.ts';
-import { orderPlugins, PluginLoadError } from '../core/kernel/loader.ts';
+import { PluginLoadError } from '../core/kernel/loader.ts';
 import type { PluginDefinition } from '../core/kernel/plugin.ts';
 
 /** The deployment's plugins: LABDATA_PLUGINS if set, else every built-in of config/plugins.ts, ordered. */
@@ -57,4 +57,33 @@ export async function loadPlugins(specs: string[] | undefined, builtIns: PluginC
   const list = specs ?? Object.keys(builtIns);
   const loaded = await Promise.all(list.map((spec) => importPlugin(spec, builtIns)));
   return orderPlugins(loaded);
+}
+
+/** Orders plugins so every plugin comes after its dependencies; names both ends of any problem. */
+export function orderPlugins(plugins: PluginDefinition[]): PluginDefinition[] {
+  const byName = new Map<string, PluginDefinition>();
+  for (const p of plugins) {
+    if (byName.has(p.name)) throw new PluginLoadError(`plugin "${p.name}" is listed twice`);
+    byName.set(p.name, p);
+  }
+  for (const p of plugins) {
+    for (const dep of p.dependsOn ?? []) {
+      if (!byName.has(dep)) throw new PluginLoadError(`plugin "${p.name}" needs "${dep}", which is not enabled`);
+    }
+  }
+  const ordered: PluginDefinition[] = [];
+  const state = new Map<string, 'visiting' | 'done'>();
+  const visit = (p: PluginDefinition, trail: string[]): void => {
+    if (state.get(p.name) === 'done') return;
+    if (state.get(p.name) === 'visiting') {
+      const loop = [...trail.slice(trail.indexOf(p.name)), p.name];
+      throw new PluginLoadError(`plugin dependency cycle: ${loop.join(' -> ')}`);
+    }
+    state.set(p.name, 'visiting');
+    for (const dep of p.dependsOn ?? []) visit(byName.get(dep)!, [...trail, p.name]);
+    state.set(p.name, 'done');
+    ordered.push(p);
+  };
+  for (const p of plugins) visit(p, []);
+  return ordered;
 }

@@ -22,5 +22,6 @@ export const builtInPlugins: Record<string, string> = {
   'eln-a': builtIn('../plugins/eln-a/index.ts'),
   'eln-b': builtIn('../plugins/eln-b/index.ts'),
   git: builtIn('../plugins/git/index.ts'),
+  'study-tracker': builtIn('../plugins/study-tracker/index.ts'),
   webhooks: builtIn('../plugins/webhooks/index.ts'),
 };

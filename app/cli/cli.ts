@@ -209,6 +209,44 @@ const COMMANDS: Command[] = [
       });
     },
   },
+  {
+    name: 'import',
+    usage: 'import SOURCE PATH --organization ORG_ID [--dry-run] [--visibility V]',
+    summary: "Move another system's export into an organization, whole or not at all; run it again after more work there.",
+    description: `SOURCE names an importer an enabled plugin offers: study-tracker (a Study Tracker data export; docs/import-study-tracker.md). Reads and checks the whole export first, then writes it in one transaction; a second run of the same export creates nothing, a later one creates the new records and updates the changed ones. Prints {"created": {kind: n}, "updated": {...}, "unchanged": {...}, "warnings": [{file, line, message}]}; progress goes to stderr. Input it cannot import exits 2 with "labdata: FILE:LINE: reason", and nothing is written. ${DATABASE_NOTE}`,
+    args: [
+      { name: 'SOURCE', description: 'the system the export comes from (study-tracker)' },
+      { name: 'PATH', description: 'the export: its folder, or a .zip of it' },
+    ],
+    options: {
+      organization: { type: 'string', value: 'ORG_ID', description: 'the organization the records move into (UUID)', required: true },
+      'dry-run': { type: 'boolean', description: 'read and check everything and report what it would do; write nothing' },
+      visibility: { type: 'string', value: 'V', description: 'visibility of the projects it creates: PUBLIC (default), PROTECTED or PRIVATE' },
+    },
+    examples: [
+      'labdata import study-tracker ./data-export-2024-05-01.zip --organization 2b7e9a40-… --dry-run',
+      'labdata import study-tracker ./data-export/ --organization 2b7e9a40-… --visibility PROTECTED',
+    ],
+    async run(values, [source, path], io) {
+      const organizationId = values.organization as string;
+      const { isUuid } = await import('./admin.ts');
+      if (!isUuid(organizationId)) throw new AdminError('import: --organization must be a UUID');
+      const progress = progressReporter('import', io.stderr);
+      await withRuntime(io, async (rt) => {
+        const importers = rt.kernel.plugins.flatMap((p) => Object.entries(p.importers ?? {}));
+        const importer = importers.find(([name]) => name === source)?.[1];
+        if (!importer) throw new AdminError(`import: unknown source "${source}" (known: ${importers.map(([name]) => name).join(', ') || 'none: no enabled plugin imports'})`);
+        const em = rt.orm.em.fork();
+        const [org] = await em.execute('select id from organization where id = ?', [organizationId.toLowerCase()]);
+        if (!org) throw new AdminError(`import: unknown organization ${organizationId}`);
+        const options = { dryRun: values['dry-run'] === true, visibility: values.visibility as string | undefined };
+        const report = await importer
+          .run({ em, services: rt.kernel.services, path, organizationId: organizationId.toLowerCase(), options, progress: progress.report })
+          .finally(() => progress.end());
+        print(io, report);
+      });
+    },
+  },
   // Needs no database: it only writes files (app/cli/new-plugin.ts).
   newPluginCommand,
 ];

@@ -50,6 +50,27 @@ export interface BootstrapContext {
  */
 export type BootstrapSection = (ctx: BootstrapContext, items: Record<string, unknown>[]) => Promise<Record<string, { id: string }>>;
 
+/** What an importer gets (`labdata import SOURCE PATH`): the export, the target organization, the kernel's services. */
+export interface ImportContext {
+  em: EntityManager;
+  services: KernelServices;
+  /** The export: a folder or an archive of it. */
+  path: string;
+  organizationId: string;
+  /** `dryRun`: read and check everything, report, write nothing; `visibility` of the records it creates. */
+  options: { dryRun: boolean; visibility?: string };
+  progress(step: string, done: number, total: number): void;
+}
+
+/**
+ * Moves another system's export in: checks all of it first, then writes it in one transaction.
+ * Input it cannot import throws `BootstrapError` (`FILE:LINE: reason`); resolves to the report.
+ */
+export interface Importer {
+  description: string;
+  run(ctx: ImportContext): Promise<unknown>;
+}
+
 /**
  * What a plugin module exports (default export, or a named `plugin`). State a plugin needs
  * across phases (its extension registries, services) is created in `setup` and returned: it is
@@ -73,6 +94,8 @@ export interface PluginDefinition<S = any> {
   tags?: Record<string, string>;
   /** Bootstrap-file sections this plugin provisions, by section name. */
   bootstrap?: Record<string, BootstrapSection>;
+  /** Importers of other systems' exports this plugin offers, by source name (`labdata import SOURCE`). */
+  importers?: Record<string, Importer>;
   setup?(ctx: SetupContext): S;
   register?(ctx: RegisterContext, state: S): void;
 }

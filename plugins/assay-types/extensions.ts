@@ -1,11 +1,14 @@
 import { db, type EntityManager, raw, sql } from '../../core/public.ts';
 
+/** Checking values against fields: an assay's against its type's, a task's against its form. */
+export { checkFieldValue, validateValues, type Values } from './values.ts';
+
 /** Assay type status values (spec, "Status enumerations"). */
 export const ASSAY_TYPE_STATUSES = ['DRAFT', 'ACTIVE', 'INACTIVE', 'ARCHIVED', 'DELETED'] as const;
 export type AssayTypeStatus = (typeof ASSAY_TYPE_STATUSES)[number];
 
 /** Kinds of metadata field an assay type defines; an assay's value must match its field's kind. */
-export const FIELD_TYPES = ['TEXT', 'NUMBER', 'INTEGER', 'BOOLEAN', 'DATE', 'CHOICE'] as const;
+export const FIELD_TYPES = ['TEXT', 'LONG_TEXT', 'NUMBER', 'INTEGER', 'BOOLEAN', 'DATE', 'CHOICE', 'FILE'] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 
 /** One metadata field of an assay type, as stored and returned. */
@@ -18,12 +21,16 @@ export interface AssayFieldDefinition {
   description: string | null;
   /** The allowed values of a CHOICE field; null for the other types. */
   options: string[] | null;
+  /** The value a new record gets when it is given none (a value of the field's type), or null. */
+  defaultValue: unknown;
 }
 
 /** A standard task of an assay type: created as a task of every new assay of the type. */
 export interface StandardTask {
   label: string;
   order: number;
+  /** The task's form: fields filled in on the task (its `data`), as an assay type's fields. */
+  fields: AssayFieldDefinition[];
 }
 
 /** An assay type as other plugins see it. */

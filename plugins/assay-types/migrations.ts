@@ -22,4 +22,16 @@ export const migrations: db.MigrationDefinition[] = [
       `create index assay_type_org_name_idx on assay_type (organization_id, name, id) where status <> 'DELETED'`,
     ],
   },
+  {
+    name: 'assay-types-0002-defaults-and-task-fields',
+    sql: [
+      // Fields gain a default value and standard tasks a form of fields (Study Tracker's assay
+      // types have both): every stored field and task gets the new property, as new ones have it.
+      `update assay_type set
+         fields = (select coalesce(jsonb_agg(f || jsonb_build_object('defaultValue', f->'defaultValue') order by n), '[]')
+                     from jsonb_array_elements(fields) with ordinality x (f, n)),
+         tasks = (select coalesce(jsonb_agg(k || jsonb_build_object('fields', coalesce(k->'fields', '[]')) order by n), '[]')
+                    from jsonb_array_elements(tasks) with ordinality x (k, n))`,
+    ],
+  },
 ];

@@ -11,9 +11,10 @@ const MAX_TASKS = 200;
 const fieldDescription = {
   name: 'Identifier: a letter, then letters, digits or underscores; unique within the type (case-insensitive). The key of the value in an assay\'s `values`',
   displayName: 'Label shown to people',
-  type: 'TEXT (string), NUMBER (any number), INTEGER, BOOLEAN, DATE (YYYY-MM-DD or ISO 8601 date-time) or CHOICE (one of `options`)',
+  type: 'TEXT (string), LONG_TEXT (a string shown on several lines), NUMBER (any number), INTEGER, BOOLEAN, DATE (YYYY-MM-DD or ISO 8601 date-time), CHOICE (one of `options`) or FILE (a file reference: a path or URL string, or an object of name, path and url strings)',
   required: 'A new assay of the type must carry a value for the field',
   options: 'CHOICE fields only: the allowed values (non-empty, no repeats)',
+  defaultValue: 'The value a new record gets when it is given none: a value of the field\'s type, or null for no default',
 };
 
 export const AssayFieldSchema = Type.Object(
@@ -24,6 +25,7 @@ export const AssayFieldSchema = Type.Object(
     required: Type.Boolean({ description: fieldDescription.required }),
     description: schemas.Nullable(Type.String()),
     options: schemas.Nullable(Type.Array(Type.String(), { description: 'The allowed values of a CHOICE field; null for the other types' })),
+    defaultValue: Type.Unknown({ description: fieldDescription.defaultValue }),
   },
   { description: 'A metadata field: each assay of the type carries a value for it in `values`' },
 );
@@ -32,6 +34,7 @@ export const StandardTaskSchema = Type.Object(
   {
     label: Type.String(),
     order: Type.Integer({ description: 'Position among the type\'s tasks (ascending)' }),
+    fields: Type.Array(AssayFieldSchema, { description: 'The task\'s form: fields filled in on each task made from it (the task\'s `data`)' }),
   },
   { description: 'A standard task: created as a task of every new assay of the type' },
 );
@@ -58,11 +61,13 @@ const FieldInput = Type.Object({
   description: Type.Optional(schemas.Nullable(Type.String({ maxLength: 10000 }))),
   // null (as a GET shows it on the other types) is the same as no options: a field read back is accepted as it is.
   options: Type.Optional(schemas.Nullable(Type.Array(schemas.NotBlank({ maxLength: 255 }), { minItems: 1, maxItems: 500, description: fieldDescription.options }))),
+  defaultValue: Type.Optional(Type.Unknown({ description: `${fieldDescription.defaultValue} (default null)` })),
 });
 
 const TaskInput = Type.Object({
   label: schemas.NotBlank({ maxLength: 255 }),
   order: Type.Optional(Type.Integer({ minimum: 0, maximum: 100000, description: 'Position (ascending); default: the task\'s index in the list' })),
+  fields: Type.Optional(Type.Array(FieldInput, { maxItems: MAX_FIELDS, description: 'The task\'s form: fields, with the rules of the type\'s fields (default none)' })),
 });
 
 const definition = {

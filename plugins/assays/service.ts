@@ -1,13 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
 import { type ActivityScope, db, errors, schemas, type SetupContext, sql } from '../../core/public.ts';
 import { defineLifecycleRecord, lifecycleColumns, lifecycleDto, newId, type LifecycleShape, type RecordExtensions } from '../../lib/records/index.ts';
-import { findAssayType } from '../assay-types/extensions.ts';
+import { findAssayType, validateValues, type Values } from '../assay-types/extensions.ts';
 import { studyLocks } from '../studies/extensions.ts';
 import { provisioned, visibleChildTotal } from '../projects/extensions.ts';
 import { Assay } from './entities.ts';
 import { assayAccess, type AssayRecord } from './extensions.ts';
 import type { CreateBody, UpdateBody } from './schemas.ts';
-import { validateValues, type Values } from './values.ts';
 
 /** An assay entity, or a row selected with the columns below (which add `projectId`). */
 interface AssayShape extends LifecycleShape {

@@ -4,6 +4,7 @@ import { events } from './events.ts';
 import { migrations } from './migrations.ts';
 import { collaboratorSchema, createBodySchema, updateBodySchema } from './schemas.ts';
 import { collaboratorRecords, collaboratorSort, EDITABLE } from './service.ts';
+import { addStudyCollaborator } from './study-collaborator.ts';
 
 const tags = ['Collaborators'];
 
@@ -18,7 +19,10 @@ export default definePlugin({
   entities: [Collaborator],
   migrations,
   events,
-  setup: () => collaboratorRecords(),
+  setup(ctx) {
+    addStudyCollaborator(ctx);
+    return collaboratorRecords();
+  },
   register(ctx, records) {
     const response = collaboratorSchema;
     for (const read of records.reads({ tags, response, sort: collaboratorSort })) ctx.read(read);

@@ -22,4 +22,16 @@ export const migrations: db.MigrationDefinition[] = [
       `create index collaborator_org_label_idx on collaborator (organization_id, label, id)`,
     ],
   },
+  {
+    name: 'collaborators-0002-study-collaborator',
+    sql: [
+      // A study's collaborator (studies' collaboratorId). No foreign key to study: the studies
+      // plugin may be off; its delete hook removes the row. Deleting the collaborator clears it.
+      `create table study_collaborator (
+        study_id uuid primary key,
+        organization_id uuid not null references organization (id) deferrable initially deferred,
+        collaborator_id uuid not null references collaborator (id) on delete cascade deferrable initially deferred)`,
+      `create index study_collaborator_collaborator_idx on study_collaborator (collaborator_id)`,
+    ],
+  },
 ];

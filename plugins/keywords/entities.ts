@@ -7,6 +7,7 @@ export const Keyword = defineEntity({
     id: p.uuid().primary(),
     organizationId: p.uuid(),
     value: p.string(),
+    category: p.string().nullable(),
     createdById: p.uuid(),
     createdAt: p.datetime().onCreate(db.creationTime),
   },

@@ -27,7 +27,7 @@ export default definePlugin({
         response: keywordSchema,
         body: createBodySchema,
         // Trimmed so that "pH " and "pH" are one keyword (uniqueness would be meaningless otherwise).
-        values: (body) => ({ value: body.value.trim() }),
+        values: (body) => ({ value: body.value.trim(), category: body.category?.trim() ?? null }),
       }),
     );
   },

@@ -16,4 +16,10 @@ export const migrations: db.MigrationDefinition[] = [
       `create unique index keyword_org_value_key on keyword (organization_id, value)`,
     ],
   },
+  {
+    name: 'keywords-0002-category',
+    // The group a keyword belongs to (Study Tracker's keyword categories: "Gene", "Compound" ...);
+    // optional, and no part of the value's uniqueness.
+    sql: [`alter table keyword add column category text`],
+  },
 ];

@@ -6,12 +6,13 @@ interface KeywordShape {
   id: string;
   organizationId: string;
   value: string;
+  category?: string | null;
   createdById: string;
   createdAt: Date | string;
 }
 
 function toDto(k: KeywordShape) {
-  return { id: k.id, organizationId: k.organizationId, value: k.value, createdById: k.createdById, createdAt: db.isoDate(k.createdAt)! };
+  return { id: k.id, organizationId: k.organizationId, value: k.value, category: k.category ?? null, createdById: k.createdById, createdAt: db.isoDate(k.createdAt)! };
 }
 
 export const keywordSort = {
@@ -27,7 +28,7 @@ export function keywordRecords() {
     plural: 'keywords',
     entity: Keyword,
     table: 'keyword',
-    columns: raw(`r.id, r.organization_id as "organizationId", r.value, r.created_by_id as "createdById", r.created_at as "createdAt"`),
+    columns: raw(`r.id, r.organization_id as "organizationId", r.value, r.category, r.created_by_id as "createdById", r.created_at as "createdAt"`),
     toDto,
     summary: (k) => ({ value: k.value }),
     duplicate: (k) => `A keyword with value "${k.value}" already exists`,

@@ -1,5 +1,6 @@
 import { db, defineEntity, p } from '../../core/public.ts';
 import { attachedProperties } from '../../lib/records/index.ts';
+import type { AssayFieldDefinition } from '../assay-types/extensions.ts';
 
 export const Task = defineEntity({
   name: 'Task',
@@ -11,6 +12,8 @@ export const Task = defineEntity({
     dueDate: p.datetime().nullable(),
     assignedToId: p.uuid().nullable(),
     position: p.integer(),
+    fields: p.json<AssayFieldDefinition[]>(),
+    data: p.json<Record<string, unknown>>(),
     completedAt: p.datetime().nullable(),
     completedById: p.uuid().nullable(),
     createdById: p.uuid(),

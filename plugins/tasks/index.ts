@@ -30,7 +30,7 @@ export default definePlugin({
     ctx.find(assayExtensions)?.onCreate(async (op, assay) => {
       const parent: ParentAccess = { kind: 'assay', id: assay.id, projectId: assay.projectId, studyId: assay.studyId, assayId: assay.id, canContribute: true };
       for (const task of await standardTasks(op.em, assay.organizationId, assay.assayTypeId)) {
-        service.insert(op, parent, { label: task.label, order: task.order });
+        service.insert(op, parent, { label: task.label, order: task.order, fields: task.fields });
       }
     });
     return service;
@@ -120,7 +120,7 @@ export default definePlugin({
           status: 200,
           errors: [403],
           response: Task,
-          run: (c, { params, body }) => service.complete(c, parent, params, String(params.taskId), body?.status ?? 'COMPLETE'),
+          run: (c, { params, body }) => service.complete(c, parent, params, String(params.taskId), body?.status ?? 'COMPLETE', body?.data as Record<string, unknown> | undefined),
         }),
       );
       ctx.write(

@@ -25,4 +25,9 @@ export const migrations: db.MigrationDefinition[] = [
       `create index task_assignee_idx on task (assigned_to_id) where assigned_to_id is not null`,
     ],
   },
+  {
+    name: 'tasks-0002-fields-and-data',
+    // A task's form (fields, from its assay type's standard task) and what was filled in (data).
+    sql: [`alter table task add column fields jsonb not null default '[]', add column data jsonb not null default '{}'`],
+  },
 ];

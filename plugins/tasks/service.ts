@@ -1,11 +1,13 @@
 import crypto from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { db, errors, fetchPage, type OperationContext, type PageRequest, schemas, sql, tables } from '../../core/public.ts';
 import { lockedParentOf, attachedColumns, attachedDto, attachedTo, attachedVisible, mergeUpdate, parentOf, type AttachedRow, type ParentAccess, type ParentKind } from '../../lib/records/index.ts';
 import { Task } from './entities.ts';
 import type { CreateTaskBodyT, TaskStatus, UpdateTaskBodyT } from './schemas.ts';
+import { validateValues, type AssayFieldDefinition, type Values } from '../assay-types/extensions.ts';
 
 const columns = sql`${attachedColumns('t')},
-  t.label, t.status, t.due_date as "dueDate", t.assigned_to_id as "assignedToId", t.position, t.completed_at as "completedAt",
+  t.label, t.status, t.due_date as "dueDate", t.assigned_to_id as "assignedToId", t.position, t.fields, t.data, t.completed_at as "completedAt",
   t.completed_by_id as "completedById", t.created_by_id as "createdById", t.created_at as "createdAt",
   t.updated_at as "updatedAt", t.version`;
 
@@ -15,6 +17,8 @@ interface TaskShape extends AttachedRow {
   dueDate?: Date | string | null;
   assignedToId?: string | null;
   position: number;
+  fields: AssayFieldDefinition[];
+  data: Values;
   completedAt?: Date | string | null;
   completedById?: string | null;
   createdById: string;
@@ -32,6 +36,8 @@ function toDto(t: TaskShape) {
     dueDate: db.isoDate(t.dueDate ?? null),
     assignedToId: t.assignedToId ?? null,
     order: t.position,
+    fields: t.fields,
+    data: t.data,
     completedAt: db.isoDate(t.completedAt ?? null),
     completedById: t.completedById ?? null,
     createdById: t.createdById,
@@ -51,6 +57,19 @@ export const taskSort = {
 
 /** Where a task's activity is filed: the project, study and assay of its parent. */
 const recordIds = (p: ParentAccess) => ({ projectId: p.projectId, studyId: p.studyId, assayId: p.assayId });
+
+/** A task's data merged with `input` and checked against its form (400 naming `data.<field>`). */
+function checkData(task: { label: string; fields: AssayFieldDefinition[]; data: Values }, input: Values | undefined): Values {
+  if (!input) return task.data;
+  return validateValues({ name: task.label, fields: task.fields }, input, task.data, { prefix: 'data', of: `the form of task "${task.label}"` });
+}
+
+/** Closing a task COMPLETE needs a value for every required field of its form. */
+function checkCompletable(task: { status: string; fields: AssayFieldDefinition[]; data: Values }): void {
+  if (task.status !== 'COMPLETE') return;
+  const missing = task.fields.filter((f) => f.required && (task.data[f.name] === undefined || task.data[f.name] === null));
+  if (missing.length) throw new errors.ValidationError(missing.map((f) => ({ field: `data.${f.name}`, message: 'is required to complete the task' })));
+}
 
 export class TaskService {
   async list(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, page: PageRequest) {
@@ -92,8 +111,17 @@ export class TaskService {
   }
 
   /** Inserts a task (also used for an assay's standard tasks, inside the assay's transaction). */
-  insert(ctx: OperationContext, access: ParentAccess, input: { label: string; status?: TaskStatus; dueDate?: Date | null; assignedToId?: string | null; order?: number }) {
+  insert(
+    ctx: OperationContext,
+    access: ParentAccess,
+    input: { label: string; status?: TaskStatus; dueDate?: Date | null; assignedToId?: string | null; order?: number; fields?: AssayFieldDefinition[]; data?: Values },
+  ) {
     const done = input.status === 'COMPLETE' || input.status === 'INCOMPLETE';
+    const fields = input.fields ?? [];
+    // A form starts with its fields' defaults; given data is checked against it.
+    const defaults = Object.fromEntries(fields.filter((f) => f.defaultValue !== null && f.defaultValue !== undefined).map((f) => [f.name, f.defaultValue]));
+    const data = checkData({ label: input.label, fields, data: defaults }, input.data);
+    checkCompletable({ status: input.status ?? 'TODO', fields, data });
     const task = ctx.em.create(Task, {
       id: crypto.randomUUID(),
       organizationId: ctx.actor.organizationId,
@@ -104,6 +132,8 @@ export class TaskService {
       dueDate: input.dueDate ?? null,
       assignedToId: input.assignedToId ?? null,
       position: input.order ?? 0,
+      fields,
+      data,
       completedAt: done ? new Date() : null,
       completedById: done ? ctx.actor.organizationUserId : null,
       createdById: ctx.actor.organizationUserId,
@@ -128,9 +158,15 @@ export class TaskService {
       const tx = { ...ctx, em };
       const { access, task } = await this.#forWrite(tx, parent, params, id);
       await this.#checkAssignee(tx, body.assignedToId);
-      const { order, ...rest } = body;
+      const { order, data: input, ...rest } = body;
       const oldStatus = task.status;
       const changed = mergeUpdate('task', task, { ...rest, position: order, dueDate: schemas.parseDateInput('dueDate', body.dueDate) }, ['label', 'status', 'dueDate', 'assignedToId', 'position'], {});
+      const data = checkData(task, input as Values | undefined);
+      if (!isDeepStrictEqual(data, task.data)) {
+        task.data = data;
+        changed.push('data');
+      }
+      if (changed.includes('status') || changed.includes('data')) checkCompletable(task);
       this.#stampCompletion(ctx, task);
       if (changed.length) {
         // A status change says from what to what (spec, "Events" 2), as the complete operation's does.
@@ -154,11 +190,14 @@ export class TaskService {
     }
   }
 
-  async complete(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string, status: 'COMPLETE' | 'INCOMPLETE'): Promise<TaskDto> {
+  async complete(ctx: OperationContext, parent: ParentKind, params: Record<string, unknown>, id: string, status: 'COMPLETE' | 'INCOMPLETE', input?: Values): Promise<TaskDto> {
     const task = await db.writeTransaction(ctx.em, async (em) => {
       const tx = { ...ctx, em };
       const { access, task } = await this.#forWrite(tx, parent, params, id);
       const oldStatus = task.status;
+      const data = checkData(task, input);
+      checkCompletable({ status, fields: task.fields, data });
+      if (!isDeepStrictEqual(data, task.data)) task.data = data;
       if (oldStatus !== status) {
         task.status = status;
         task.completedAt = null;

@@ -15,7 +15,7 @@ const cli = (args: string[], extra: Record<string, string> = {}) => runCli(args,
 const inProcess = (args: string[], extra: Record<string, string> = {}) => runCliInProcess(args, { ...env, ...extra });
 const version = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')).version;
 
-const COMMANDS = ['serve', 'migrate', 'bootstrap', 'keys create', 'keys list', 'keys revoke', 'roles set', 'recount'];
+const COMMANDS = ['serve', 'migrate', 'bootstrap', 'keys create', 'keys list', 'keys revoke', 'roles set', 'recount', 'import'];
 
 t.test('the top level answers --help, -h and help with the verbs', async (t) => {
   const spellings = [['--help'], ['-h'], ['help']];

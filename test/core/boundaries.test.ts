@@ -35,6 +35,7 @@ function importedPlugins(file: string, self: string): string[] {
  */
 const OPTIONAL: Record<string, string[]> = {
   tasks: ['assays', 'assay-types'],
+  collaborators: ['studies'],
 };
 
 t.test("a plugin imports another plugin's extensions.ts only if it is in its dependsOn", async (t) => {

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { join } from 'node:path';
-import { orderPlugins, PluginLoadError } from '../../core/kernel/loader.ts';
+import { PluginLoadError } from '../../core/kernel/loader.ts';
+import { orderPlugins } from '../../app/plugins.ts';
 import { loadDeploymentPlugins as loadPlugins } from '../../app/plugins.ts';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';

@@ -35,14 +35,14 @@ t.test('create: an admin defines fields and standard tasks; new types start DRAF
   t.match(res.body, { name: 'ELISA', description: 'Sandwich ELISA', status: 'DRAFT', organizationId: org, createdById: admin.organizationUserId, version: 1 });
   // Every property is present on every field; tasks come back in their order.
   t.same(res.body.fields, [
-    { name: 'plateId', displayName: 'Plate', type: 'TEXT', required: true, description: 'Barcode on the plate', options: null },
-    { name: 'dilution', displayName: 'Dilution factor', type: 'NUMBER', required: false, description: null, options: null },
-    { name: 'wells', displayName: 'Wells used', type: 'INTEGER', required: false, description: null, options: null },
-    { name: 'blank_corrected', displayName: 'Blank corrected', type: 'BOOLEAN', required: false, description: null, options: null },
-    { name: 'readAt', displayName: 'Read at', type: 'DATE', required: false, description: null, options: null },
-    { name: 'reader', displayName: 'Plate reader', type: 'CHOICE', required: false, description: null, options: ['Synergy', 'Spark'] },
+    { name: 'plateId', displayName: 'Plate', type: 'TEXT', required: true, description: 'Barcode on the plate', options: null, defaultValue: null },
+    { name: 'dilution', displayName: 'Dilution factor', type: 'NUMBER', required: false, description: null, options: null, defaultValue: null },
+    { name: 'wells', displayName: 'Wells used', type: 'INTEGER', required: false, description: null, options: null, defaultValue: null },
+    { name: 'blank_corrected', displayName: 'Blank corrected', type: 'BOOLEAN', required: false, description: null, options: null, defaultValue: null },
+    { name: 'readAt', displayName: 'Read at', type: 'DATE', required: false, description: null, options: null, defaultValue: null },
+    { name: 'reader', displayName: 'Plate reader', type: 'CHOICE', required: false, description: null, options: ['Synergy', 'Spark'], defaultValue: null },
   ]);
-  t.same(res.body.tasks, [{ label: 'Coat plate', order: 1 }, { label: 'Read plate', order: 2 }]);
+  t.same(res.body.tasks, [{ label: 'Coat plate', order: 1, fields: [] }, { label: 'Read plate', order: 2, fields: [] }]);
   const fetched = await server.get(`/api/v1/assay-types/${res.body.id}`, { key: alice.key });
   t.equal(fetched.status, 200);
   t.same(fetched.body, res.body, 'a fetched type includes its fields and tasks');
@@ -53,7 +53,7 @@ t.test('create: an admin defines fields and standard tasks; new types start DRAF
 
   const active = await assayType({ status: 'ACTIVE', tasks: [{ label: 'a' }, { label: 'b' }] });
   t.equal(active.status, 'ACTIVE', 'ACTIVE may be given on create');
-  t.same(active.tasks, [{ label: 'a', order: 0 }, { label: 'b', order: 1 }], 'a task without order takes its index');
+  t.same(active.tasks, [{ label: 'a', order: 0, fields: [] }, { label: 'b', order: 1, fields: [] }], 'a task without order takes its index');
   const bare = await assayType();
   t.match(bare, { description: null, fields: [], tasks: [] });
 
@@ -74,11 +74,11 @@ t.test('create: each validation rule is a 400 naming the field', async (t) => {
     ['field name with a space', { fields: [field({ name: 'a b' })] }, { field: 'fields.0.name', message: /pattern/ }],
     ['blank display name', { fields: [field({ displayName: ' ' })] }, { field: 'fields.0.displayName', message: 'must not be blank' }],
     ['missing display name', { fields: [field({ displayName: undefined })] }, { field: 'fields.0.displayName', message: 'is required' }],
-    ['unknown field type', { fields: [field({ type: 'FLOAT' })] }, { field: 'fields.0.type', message: 'must be one of TEXT, NUMBER, INTEGER, BOOLEAN, DATE, CHOICE' }],
+    ['unknown field type', { fields: [field({ type: 'FLOAT' })] }, { field: 'fields.0.type', message: 'must be one of TEXT, LONG_TEXT, NUMBER, INTEGER, BOOLEAN, DATE, CHOICE, FILE' }],
     ['required not a boolean', { fields: [field({ required: 'yes' })] }, { field: 'fields.0.required', message: /boolean/ }],
     ['repeated field name (case-insensitive)', { fields: [field({ name: 'conc' }), field({ name: 'Conc' })] }, { field: 'fields.1.name', message: /repeats the name of fields.0/ }],
     ['CHOICE without options', { fields: [field({ type: 'CHOICE' })] }, { field: 'fields.0.options', message: 'is required for a CHOICE field' }],
-    ['CHOICE with options null', { fields: [field({ type: 'CHOICE', options: null })] }, { field: 'fields.0.options', message: 'is required for a CHOICE field' }],
+    ['CHOICE with options null', { fields: [field({ type: 'CHOICE', options: null, defaultValue: null })] }, { field: 'fields.0.options', message: 'is required for a CHOICE field' }],
     ['CHOICE with no option', { fields: [field({ type: 'CHOICE', options: [] })] }, { field: 'fields.0.options', message: /fewer than 1/ }],
     ['options on a TEXT field', { fields: [field({ options: ['a'] })] }, { field: 'fields.0.options', message: 'is allowed only on a CHOICE field' }],
     ['repeated option', { fields: [field({ type: 'CHOICE', options: ['a', 'a'] })] }, { field: 'fields.0.options', message: 'repeats "a"' }],
@@ -159,6 +159,34 @@ t.test('list: page envelope of live types, sorted by name by default', async (t)
   t.equal((await server.get('/api/v1/assay-types?sort=bogus,asc', { key: m2.key })).status, 400);
 });
 
+t.test('fields: LONG_TEXT and FILE types, defaults checked against the type; standard tasks carry a form of fields', async (t) => {
+  const fields = [
+    { name: 'notes', displayName: 'Notes', type: 'LONG_TEXT', defaultValue: 'line 1\nline 2' },
+    { name: 'raw', displayName: 'Raw data', type: 'FILE' },
+    { name: 'reps', displayName: 'Replicates', type: 'INTEGER', defaultValue: 3 },
+    { name: 'reader', displayName: 'Reader', type: 'CHOICE', options: ['A', 'B'], defaultValue: 'B' },
+    { name: 'readAt', displayName: 'Read at', type: 'DATE', defaultValue: '2024-05-01T12:00:00+02:00' },
+  ];
+  const tasks = [{ label: 'Sign off', fields: [{ name: 'approved', displayName: 'Approved', type: 'BOOLEAN', required: true, defaultValue: false }] }];
+  const type = await assayType({ fields, tasks });
+  t.same(type.fields.map((f: { name: string; defaultValue: unknown }) => [f.name, f.defaultValue]), [
+    ['notes', 'line 1\nline 2'], ['raw', null], ['reps', 3], ['reader', 'B'], ['readAt', '2024-05-01T10:00:00.000Z'],
+  ], 'a date-time default is stored in UTC, as values are');
+  t.same(type.tasks, [{ label: 'Sign off', order: 0, fields: [{ name: 'approved', displayName: 'Approved', type: 'BOOLEAN', required: true, description: null, options: null, defaultValue: false }] }]);
+  const cases: [string, unknown, string][] = [
+    ['an INTEGER default that is text', { fields: [{ name: 'n', displayName: 'N', type: 'INTEGER', defaultValue: 'three' }] }, 'fields.0.defaultValue'],
+    ['a CHOICE default outside the options', { fields: [{ name: 'c', displayName: 'C', type: 'CHOICE', options: ['A'], defaultValue: 'Z' }] }, 'fields.0.defaultValue'],
+    ['a FILE value that is not a reference', { fields: [{ name: 'f', displayName: 'F', type: 'FILE', defaultValue: { size: 1 } }] }, 'fields.0.defaultValue'],
+    ['a task field with a repeated name', { tasks: [{ label: 'x', fields: [{ name: 'a', displayName: 'A', type: 'TEXT' }, { name: 'A', displayName: 'A', type: 'TEXT' }] }] }, 'tasks.0.fields.1.name'],
+    ['a task field of an unknown type', { tasks: [{ label: 'x', fields: [{ name: 'a', displayName: 'A', type: 'FLOAT' }] }] }, 'tasks.0.fields.0.type'],
+  ];
+  for (const [what, body, field] of cases) {
+    const res = await server.post('/api/v1/assay-types', { name: `Bad ${what}`, ...(body as object) }, { key: admin.key });
+    t.equal(res.status, 400, what);
+    t.equal(res.body.errors?.[0]?.field, field, what);
+  }
+});
+
 t.test('update: merge, replace fields and tasks, version conflict, status read-only, activity', async (t) => {
   const type = await assayType({ description: 'first', fields: [{ name: 'a', displayName: 'A', type: 'TEXT' }], tasks: [{ label: 'one' }] });
   const url = `/api/v1/assay-types/${type.id}`;
@@ -166,7 +194,7 @@ t.test('update: merge, replace fields and tasks, version conflict, status read-o
   t.equal(renamed.status, 200);
   t.match(renamed.body, { name: `${type.name} v2`, description: 'first', fields: type.fields, tasks: type.tasks, version: 2 });
   const replaced = await server.put(url, { fields: [{ name: 'b', displayName: 'B', type: 'BOOLEAN', required: true }], tasks: [], description: null }, { key: admin.key });
-  t.same(replaced.body.fields, [{ name: 'b', displayName: 'B', type: 'BOOLEAN', required: true, description: null, options: null }]);
+  t.same(replaced.body.fields, [{ name: 'b', displayName: 'B', type: 'BOOLEAN', required: true, description: null, options: null, defaultValue: null }]);
   t.same(replaced.body.tasks, []);
   t.equal(replaced.body.description, null);
   const stale = await server.put(url, { name: 'x', version: 1 }, { key: admin.key });

@@ -40,10 +40,10 @@ t.test('bootstrap creates the assay types and prints their ids by ref', async (t
   const pcr = await server.get(`/api/v1/assay-types/${first.json.assayTypes.pcr.id}`, { key });
   t.match(pcr.body, { name: 'qPCR', description: 'Quantitative PCR', status: 'DRAFT' });
   t.same(pcr.body.fields, [
-    { name: 'cycles', displayName: 'Cycles', type: 'INTEGER', required: true, description: null, options: null },
-    { name: 'dye', displayName: 'Dye', type: 'CHOICE', required: false, description: null, options: ['SYBR', 'TaqMan'] },
+    { name: 'cycles', displayName: 'Cycles', type: 'INTEGER', required: true, description: null, options: null, defaultValue: null },
+    { name: 'dye', displayName: 'Dye', type: 'CHOICE', required: false, description: null, options: ['SYBR', 'TaqMan'], defaultValue: null },
   ]);
-  t.same(pcr.body.tasks, [{ label: 'Prepare mix', order: 1 }, { label: 'Run', order: 2 }]);
+  t.same(pcr.body.tasks, [{ label: 'Prepare mix', order: 1, fields: [] }, { label: 'Run', order: 2, fields: [] }]);
 });
 
 t.test('a bad assay type fails the whole file with one line naming the item', async (t) => {

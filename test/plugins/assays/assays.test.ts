@@ -104,6 +104,28 @@ t.test('create: only of an ACTIVE assay type of the organization', async (t) => 
   t.equal((await server.post('/api/v1/assays', { studyId: s.id, assayTypeId: foreign.id, name: 'A' }, { key: alice.key })).status, 404);
 });
 
+t.test('a new assay takes the defaults of the fields it is given no value for; LONG_TEXT and FILE values', async (t) => {
+  const type = await assayType({
+    fields: [
+      { name: 'reps', displayName: 'Replicates', type: 'INTEGER', defaultValue: 3 },
+      { name: 'notes', displayName: 'Notes', type: 'LONG_TEXT' },
+      { name: 'raw', displayName: 'Raw data', type: 'FILE' },
+    ],
+  });
+  const s = await study(alice);
+  const defaulted = await assay(alice, s.id, type.id, { values: { notes: 'a\nb', raw: { name: 'plate.csv', url: 'https://files.example/plate.csv' } } });
+  t.same(defaulted.values, { reps: 3, notes: 'a\nb', raw: { name: 'plate.csv', url: 'https://files.example/plate.csv' } });
+  t.same((await assay(alice, s.id, type.id, { values: { reps: 5, raw: '/srv/data/plate.csv' } })).values, { reps: 5, raw: '/srv/data/plate.csv' }, 'a given value wins');
+  t.same((await assay(alice, s.id, type.id, { values: { reps: null } })).values, {}, 'null: no value, not the default');
+  const updated = await server.put(`/api/v1/assays/${defaulted.id}`, { values: { notes: null } }, { key: alice.key });
+  t.same(updated.body.values, { reps: 3, raw: { name: 'plate.csv', url: 'https://files.example/plate.csv' } }, 'an update applies no default');
+  for (const raw of ['', { size: 3 }, 7]) {
+    const res = await server.post('/api/v1/assays', { studyId: s.id, assayTypeId: type.id, name: 'x', values: { raw } }, { key: alice.key });
+    t.equal(res.status, 400, JSON.stringify(raw));
+    t.match(res.body.errors, [{ field: 'values.raw', message: /file reference/ }]);
+  }
+});
+
 t.test('values are checked against the type\'s fields (400 naming values.<field>)', async (t) => {
   const s = await study(alice);
   const post = (values: unknown) => server.post('/api/v1/assays', { studyId: s.id, assayTypeId: elisa.id, name: 'V', values }, { key: alice.key });

@@ -16,8 +16,8 @@ async function keyword(owner: Member, value: string) {
 t.test('create: 201 with the keyword, value trimmed, activity keyword.created (ADMINISTRATIVE)', async (t) => {
   const res = await server.post('/api/v1/keywords', { value: '  Mass spectrometry ' }, { key: alice.key });
   t.equal(res.status, 201);
-  t.same(Object.keys(res.body).sort(), ['createdAt', 'createdById', 'id', 'organizationId', 'value']);
-  t.match(res.body, { id: UUID, organizationId: org, value: 'Mass spectrometry', createdById: alice.organizationUserId });
+  t.same(Object.keys(res.body).sort(), ['category', 'createdAt', 'createdById', 'id', 'organizationId', 'value']);
+  t.match(res.body, { id: UUID, organizationId: org, value: 'Mass spectrometry', category: null, createdById: alice.organizationUserId });
   t.equal(new Date(res.body.createdAt).toISOString(), res.body.createdAt, 'createdAt is ISO 8601 UTC');
   const rows = await server.sql<Record<string, unknown>>(
     `select event_type, category, data, project_id, study_id, assay_id, organization_user_id, organization_id
@@ -36,6 +36,23 @@ t.test('create: 201 with the keyword, value trimmed, activity keyword.created (A
       organization_id: org,
     },
   ]);
+});
+
+t.test('create: an optional category (trimmed; null when omitted), returned on every read', async (t) => {
+  const res = await server.post('/api/v1/keywords', { value: 'BRCA1', category: ' Gene ' }, { key: alice.key });
+  t.equal(res.status, 201);
+  t.match(res.body, { value: 'BRCA1', category: 'Gene' });
+  t.match((await server.get(`/api/v1/keywords/${res.body.id}`, { key: bob.key })).body, { value: 'BRCA1', category: 'Gene' });
+  const listed = (await server.get('/api/v1/keywords?size=200', { key: bob.key })).body.content.find((k: { id: string }) => k.id === res.body.id);
+  t.equal(listed.category, 'Gene');
+  t.equal((await server.post('/api/v1/keywords', { value: 'TP53', category: null }, { key: alice.key })).body.category, null, 'null: no category');
+  for (const category of ['', '  ', 7, 'x'.repeat(256)]) {
+    const bad = await server.post('/api/v1/keywords', { value: `k-${String(category).length}-${typeof category}`, category }, { key: alice.key });
+    t.equal(bad.status, 400, JSON.stringify(category));
+    t.equal(bad.body.errors[0].field, 'category');
+  }
+  const sameValue = await server.post('/api/v1/keywords', { value: 'BRCA1', category: 'Protein' }, { key: alice.key });
+  t.equal(sameValue.status, 409, 'the value alone stays unique: another category does not make a new keyword');
 });
 
 t.test('create: value is required, a non-blank string of at most 255 characters', async (t) => {

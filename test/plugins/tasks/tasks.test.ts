@@ -27,6 +27,36 @@ t.test('an assay starts with its type\'s standard tasks, in order', async (t) =>
   ]);
 });
 
+t.test('a standard task brings its form: fields with their defaults as data; data is checked; COMPLETE needs the required ones', async (t) => {
+  const form = [
+    { name: 'approved', displayName: 'Approved', type: 'BOOLEAN', required: true },
+    { name: 'reads', displayName: 'Reads', type: 'INTEGER', defaultValue: 2 },
+  ];
+  const typed = await ok(server.post('/api/v1/assay-types', { name: 'Sign-off', status: 'ACTIVE', tasks: [{ label: 'Review', fields: form }] }, { key: admin.key }));
+  const a = await ok(server.post('/api/v1/assays', { studyId: study.id, assayTypeId: typed.id, name: 'With form' }, { key: alice.key }));
+  const [task] = (await server.get(`/api/v1/assays/${a.id}/tasks`, { key: alice.key })).body.content;
+  t.same(task.fields.map((f: { name: string; required: boolean; defaultValue: unknown }) => [f.name, f.required, f.defaultValue]), [['approved', true, null], ['reads', false, 2]]);
+  t.same(task.data, { reads: 2 }, 'the defaults, filled in');
+  const url = `/api/v1/assays/${a.id}/tasks/${task.id}`;
+  const wrong = await server.put(url, { data: { reads: 'two', colour: 'red' } }, { key: alice.key });
+  t.equal(wrong.status, 400);
+  t.same(wrong.body.errors.map((e: { field: string }) => e.field).sort(), ['data.colour', 'data.reads']);
+  const early = await server.request('PATCH', `${url}/complete`, { key: alice.key });
+  t.equal(early.status, 400, 'not completable without the required field');
+  t.same(early.body.errors, [{ field: 'data.approved', message: 'is required to complete the task' }]);
+  t.equal((await server.put(url, { status: 'COMPLETE' }, { key: alice.key })).status, 400, 'nor through PUT');
+  const undone = await server.request('PATCH', `${url}/complete`, { key: alice.key, body: { status: 'INCOMPLETE' } });
+  t.equal(undone.status, 200, 'closing it undone needs nothing');
+  const done = await server.request('PATCH', `${url}/complete`, { key: alice.key, body: { data: { approved: true } } });
+  t.equal(done.status, 200);
+  t.match(done.body, { status: 'COMPLETE', data: { approved: true, reads: 2 } });
+  const own = await ok(server.post(`/api/v1/projects/${pub.id}/tasks`, { label: 'No form' }, { key: alice.key }));
+  t.same([own.fields, own.data], [[], {}], 'a task made here has no form');
+  const stray = await server.post(`/api/v1/projects/${pub.id}/tasks`, { label: 'x', data: { any: 1 } }, { key: alice.key });
+  t.equal(stray.status, 400);
+  t.equal(stray.body.errors[0].field, 'data.any');
+});
+
 t.test('create under each parent with every field; validation names the field', async (t) => {
   for (const [segment, id] of [['projects', pub.id], ['studies', study.id], ['assays', assay.id]]) {
     const res = await server.post(`/api/v1/${segment}/${id}/tasks`, { label: 'Weigh', status: 'IN_PROGRESS', dueDate: '2026-12-01', assignedToId: bob.organizationUserId }, { key: alice.key });
