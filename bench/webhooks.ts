@@ -20,7 +20,8 @@
  * bench/lib.ts's, as for `npm run bench`. Loopback only; every round is bounded in time. Needs the
  * machine to itself for figures to compare. Env: BENCH_DATABASE_URL / BENCH_POSTGRES=stock (see
  * bench/lib.ts), BENCH_SECONDS (5 per round), BENCH_ROUNDS (2), BENCH_LATENCY_SECONDS (20),
- * BENCH_BACKLOG (10000), BENCH_CONNECTIONS (16), BENCH_VERBOSE (the service's log on stderr).
+ * BENCH_BACKLOG (10000), BENCH_CONNECTIONS (16), BENCH_VERBOSE (the service's log on stderr),
+ * BENCH_ONLY (`latency`, `drain` or `writes`: that part alone).
  */
 import fs from 'node:fs/promises';
 import http from 'node:http';
@@ -126,8 +127,9 @@ async function main() {
     await receiver.start();
     const results: string[] = [];
 
+    const only = (part: string) => !env.BENCH_ONLY || part.includes(env.BENCH_ONLY);
     // 1. Commit → delivery latency at 50 events/s.
-    {
+    if (only('latency')) {
       const hook = await subscribe({});
       await settled();
       const tag = `lat-${Date.now()}`;
@@ -152,7 +154,7 @@ async function main() {
     }
 
     // 2. A backlog of 10,000 records to one subscription.
-    {
+    if (only('drain')) {
       const hook = await subscribe({ eventTypes: ['collaborator.updated'] });
       await settled();
       const before = await cpuMs(pid);
@@ -177,7 +179,7 @@ async function main() {
     }
 
     // 3. Writes with 0 and 100 subscriptions, alternating.
-    {
+    if (only('writes')) {
       /** CPU of the database's processes (its backends, the service's pool among them), per pid: the fan-out runs there. */
       const dbCpu = async () => {
         const out = new Map<number, number>();

@@ -90,7 +90,7 @@ export class DeliveryWorker {
   readonly #perSubscription = new Map<string, number>();
   #inFlight = 0;
   #results: Result[] = [];
-  #wake: (() => void) | undefined;
+  #wake: ((why: 'work' | 'done') => void) | undefined;
   #lastRenew = 0;
   #lastPrune = 0;
   readonly #signers = new Map<string, Webhook>();
@@ -128,24 +128,40 @@ export class DeliveryWorker {
       const step = await sequence(task.em.fork());
       if (step?.positions.size) {
         this.#watcher.advanced(step.positions);
-        this.#wake?.();
+        this.#wake?.('work');
       }
       // A full batch: more is waiting, at once.
       if (!step?.more) await pause(POLL_MS, signal);
     }
   }
 
+  /**
+   * Claims in batches: with a backlog, a claim fills the free slots and the next waits until a
+   * quarter of them are free again; an outcome alone only gets recorded (outcomes that come
+   * together are recorded in one statement), new work and the poll interval bring a claim.
+   */
   async #delivering(task: Task, signal: AbortSignal): Promise<void> {
     const { em } = task;
+    let claimNow = true;
+    let lastClaim = 0;
     try {
       while (!signal.aborted) {
         const free = MAX_IN_FLIGHT - this.#inFlight;
-        const claimed = free > 0 ? await this.#claim(em.fork(), free, task) : 0;
+        let full = false;
+        if (claimNow && free > 0) {
+          lastClaim = Date.now();
+          full = (await this.#claim(em.fork(), free, task)) === free;
+        }
         await this.#flush(em.fork(), task);
         if (this.#claims.size && Date.now() - this.#lastRenew > RENEW_MS) await this.#renew(em.fork());
         if (Date.now() - this.#lastPrune > PRUNE_EVERY_MS) await this.#prune(em.fork());
-        // Full: the next free slot wakes the loop. Idle: the poll interval, an outcome to record or new deliveries.
-        if (claimed === 0 || this.#inFlight >= MAX_IN_FLIGHT) await this.#idle(claimed === 0 ? POLL_MS : 60_000, signal);
+        if (full) {
+          while (this.#inFlight > MAX_IN_FLIGHT - MAX_IN_FLIGHT / 4 && !signal.aborted) await this.#idle(1_000, signal);
+          claimNow = true;
+          continue;
+        }
+        const why = await this.#idle(POLL_MS, signal);
+        claimNow = why !== 'done' || Date.now() - lastClaim >= POLL_MS;
       }
     } finally {
       // Attempts under way end within 10 s; their outcomes are recorded before the pool goes.
@@ -155,16 +171,18 @@ export class DeliveryWorker {
     }
   }
 
-  #idle(ms: number, signal?: AbortSignal): Promise<void> {
+  /** Resolves after `ms`, or when woken: by the sequencer (`work`) or an attempt's end (`done`). */
+  #idle(ms: number, signal?: AbortSignal): Promise<'timer' | 'work' | 'done' | 'abort'> {
     return new Promise((resolve) => {
-      const done = () => {
+      const done = (why: 'timer' | 'work' | 'done' | 'abort') => {
         clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
+        signal?.removeEventListener('abort', aborted);
         this.#wake = undefined;
-        resolve();
+        resolve(why);
       };
-      const timer = setTimeout(done, ms);
-      signal?.addEventListener('abort', done, { once: true });
+      const aborted = () => done('abort');
+      const timer = setTimeout(() => done('timer'), ms);
+      signal?.addEventListener('abort', aborted, { once: true });
       this.#wake = done;
     });
   }
@@ -290,7 +308,7 @@ export class DeliveryWorker {
     const perSub = this.#perSubscription.get(row.subscription_id)! - 1;
     if (perSub) this.#perSubscription.set(row.subscription_id, perSub);
     else this.#perSubscription.delete(row.subscription_id);
-    this.#wake?.();
+    this.#wake?.('done');
   }
 
   /**
