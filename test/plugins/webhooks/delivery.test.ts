@@ -265,8 +265,10 @@ t.test('5 days of failed deliveries set a subscription inactive, with a webhook.
   const hook = await subscribe(t, receiver, { eventTypes: ['project.created'] });
   const first = await createdEvent((await createProject(server, admin, 'PUBLIC')).id);
   await server.waitFor(async () => (await deliveryOf(hook.id, first))?.attempts >= 1);
-  const [streak] = await server.sql<{ failing: boolean }>('select failing_since is not null as failing from webhook_subscription where id = ?', [hook.id]);
-  t.ok(streak.failing, 'a failed attempt starts the failing streak');
+  // The streak is recorded right after the attempt's outcome (worker.ts, #flush then #failing).
+  const failing = async () => (await server.sql<{ failing: boolean }>('select failing_since is not null as failing from webhook_subscription where id = ?', [hook.id]))[0].failing;
+  await server.waitFor(failing, 5_000, 'the failing streak');
+  t.ok(await failing(), 'a failed attempt starts the failing streak');
   // Five days pass without a delivered attempt (the streak's start moved back); the next attempt fails too.
   await server.sql(`update webhook_subscription set failing_since = now() - interval '5 days 1 minute' where id = ?`, [hook.id]);
   const last = await server.post(`/api/v1/webhooks/${hook.id}/test`, undefined, { key: admin.key });
