@@ -4,6 +4,7 @@
  * generator on the other), child servers, autocannon rounds and the result table.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -13,6 +14,7 @@ import readline from 'node:readline';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { startEmbeddedDatabase } from '../app/db/embedded.ts';
+import { generateSelfSignedCertificate } from '../app/tls.ts';
 
 export const root = path.resolve(import.meta.dirname, '..');
 export const log = (line: string) => process.stderr.write(line + '\n');
@@ -134,6 +136,28 @@ export async function startChild(args: string[], childEnv: NodeJS.ProcessEnv, re
     lines.on('line', (l) => ready.test(l) && resolve(l));
   });
   return { child, line };
+}
+
+/**
+ * Starts the service exactly as `labdata serve` runs it (the launcher gives it its memory
+ * settings), on the servers' core, on `dbUrl`, with a certificate generated into `tmp`.
+ */
+export async function startService(tmp: string, dbUrl: string, extraEnv: NodeJS.ProcessEnv) {
+  const tls = await generateSelfSignedCertificate();
+  await fs.writeFile(path.join(tmp, 'cert.pem'), tls.cert);
+  await fs.writeFile(path.join(tmp, 'key.pem'), tls.key, { mode: 0o600 });
+  const port = await freePort();
+  const { child } = await startChild([path.join(root, 'bin/labdata.js'), 'serve'], {
+    ...env,
+    LABDATA_DATABASE_URL: dbUrl,
+    LABDATA_PORT: String(port),
+    LABDATA_DATA_DIR: tmp,
+    LABDATA_TLS_CERT: path.join(tmp, 'cert.pem'),
+    LABDATA_TLS_KEY: path.join(tmp, 'key.pem'),
+    LABDATA_SECRET_KEY: crypto.randomBytes(32).toString('base64'),
+    ...extraEnv,
+  }, /listening on https:/);
+  return { child, tls, port };
 }
 
 /** utime + stime of a process, in ms (from /proc: clock ticks of 10 ms). */

@@ -19,7 +19,6 @@
  * scenario names to run).
  */
 import type { ChildProcess } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import https from 'node:https';
 import os from 'node:os';
@@ -31,9 +30,8 @@ import { loadConfig } from '../app/config.ts';
 import { createOrm, migrate } from '../core/db/orm.ts';
 import { assembleDeployment } from '../app/assemble.ts';
 import { loadDeploymentPlugins as loadPlugins } from '../app/plugins.ts';
-import { generateSelfSignedCertificate } from '../app/tls.ts';
 import { seed } from './seed.ts';
-import { benchDatabase, CONNECTIONS, describeServer, freePort, log, peakRssMiB, pinLoadAndDatabase, root, ROUNDS, runScenarios, SECONDS, startChild, table, type Scenario } from './lib.ts';
+import { benchDatabase, CONNECTIONS, describeServer, log, peakRssMiB, pinLoadAndDatabase, root, ROUNDS, runScenarios, SECONDS, startChild, startService, table, type Scenario } from './lib.ts';
 
 const env = process.env;
 const PROJECTS = Number(env.BENCH_PROJECTS ?? 100_000);
@@ -57,23 +55,12 @@ async function main() {
     const s = await seed(orm.em.fork(), kernel.services.counters, { projects: PROJECTS, activity: ACTIVITY, memberFactor: MEMBER_FACTOR, log });
     log(`seeded in ${((Date.now() - began) / 1000).toFixed(0)} s: ${PROJECTS} projects, ${ACTIVITY} activity records, ${s.memberships} memberships`);
 
-    const tls = await generateSelfSignedCertificate();
-    await fs.writeFile(path.join(tmp, 'cert.pem'), tls.cert);
-    await fs.writeFile(path.join(tmp, 'key.pem'), tls.key, { mode: 0o600 });
-    const port = await freePort();
-    // The service runs exactly as `labdata serve` runs it (the launcher gives it its memory settings).
-    const service = await startChild([path.join(root, 'bin/labdata.js'), 'serve'], {
-      ...env,
-      LABDATA_DATABASE_URL: db.url,
-      LABDATA_PORT: String(port),
-      LABDATA_DATA_DIR: tmp,
-      LABDATA_TLS_CERT: path.join(tmp, 'cert.pem'),
-      LABDATA_TLS_KEY: path.join(tmp, 'key.pem'),
-      LABDATA_SECRET_KEY: crypto.randomBytes(32).toString('base64'),
+    const service = await startService(tmp, db.url, {
       // The bench's few keys send far more than 1,200 requests a minute: measure the limiter's
       // cost without letting it answer 429.
       LABDATA_RATE_LIMIT_PER_MINUTE: env.LABDATA_RATE_LIMIT_PER_MINUTE ?? '1000000000',
-    }, /listening on https:/);
+    });
+    const { tls, port } = service;
     children.push(service.child);
     const bare = await startChild([path.join(root, 'bench/bare.ts')], {
       ...env,

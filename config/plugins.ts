@@ -23,5 +23,6 @@ export const builtInPlugins: Record<string, string> = {
   'eln-b': builtIn('../plugins/eln-b/index.ts'),
   git: builtIn('../plugins/git/index.ts'),
   'study-tracker': builtIn('../plugins/study-tracker/index.ts'),
+  webhooks: builtIn('../plugins/webhooks/index.ts'),
   search: builtIn('../plugins/search/index.ts'),
 };

@@ -104,6 +104,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   // Before any route: shutdown waits for every handler, not only for connections.
   app.decorate('handlersSettled', trackHandlers(app).settled);
+  // Reads that wait (a long poll) hear of the shutdown here and answer at once.
+  const closing = new AbortController();
+  app.addHook('preClose', async () => closing.abort());
   app.setValidatorCompiler(validatorCompiler());
   app.setSerializerCompiler(serializerCompiler());
   app.addHook('onRequest', echoRequestId);
@@ -178,7 +181,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
       api.setNotFoundHandler(notFound);
       // ETag/If-Match/Location attach as the operations' routes are declared.
       registerRecordConventions(api, { reads: kernel.reads, writes: kernel.writes, orm, services: kernel.services });
-      registerOperations(api, { reads: kernel.reads, writes: kernel.writes, orm, services: kernel.services, replicas });
+      registerOperations(api, { reads: kernel.reads, writes: kernel.writes, orm, services: kernel.services, replicas, closing: closing.signal });
     },
     { prefix: '/api/v1' },
   );

@@ -20,6 +20,9 @@
  *   second record. Every claim has its own id: a claim taken over can no longer mark or settle
  *   the row, and its write fails instead of committing beside the retry's.
  * - A key is 1 to 255 visible ASCII characters (no spaces): anything else is a 400.
+ * - Stored responses are sealed like any stored credential (`services.secrets`): a create may
+ *   answer a secret that is shown only then (a webhook's signing secret), and a replay shows it
+ *   again to the same caller, but the table never holds it in clear.
  */
 import crypto from 'node:crypto';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
@@ -29,6 +32,7 @@ import type { WriteDefinition } from '../../core/kernel/operations.ts';
 import { startEachWriteWith } from '../../core/db/transaction.ts';
 import { ConflictError } from '../../core/errors.ts';
 import { sqlStateOf } from '../../core/db/errors.ts';
+import type { SecretBox } from '../../core/secrets.ts';
 import { isBeta } from './beta-alias.ts';
 import { sendError } from './envelope.ts';
 
@@ -179,7 +183,7 @@ function requestHash(def: WriteDefinition, request: FastifyRequest): string {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Route hooks for the creates of one mount: `preValidation` claims or replays, `onSend` stores. */
-export function idempotency(orm: Orm) {
+export function idempotency(orm: Orm, secrets: SecretBox) {
   const run = <T>(sql: string, params: unknown[]) => orm.em.fork().execute(sql, params) as Promise<T[]>;
   let lastSweep = 0;
 
@@ -202,7 +206,22 @@ export function idempotency(orm: Orm) {
     if (row.content_type) reply.header('content-type', row.content_type);
     // The same request may come back on the other mount: Location names the one it used this time.
     if (row.location) reply.header('location', row.location.replace(/^\/api\/(v1|beta)\//, isBeta(request) ? '/api/beta/' : '/api/v1/'));
-    return reply.send(row.response_body ?? '');
+    return reply.send(row.response_body === null ? '' : opened(row.response_body));
+  }
+
+  /** A stored body: sealed (`v1.…`), or plain JSON stored before bodies were sealed. */
+  function opened(stored: string): string {
+    return stored.startsWith('v1.') ? secrets.open<string>(stored) : stored;
+  }
+
+  /** The body to store: sealed; nothing (an empty replay) should the key be unusable, never the clear text. */
+  function sealed(body: string, log: FastifyBaseLogger): string | null {
+    try {
+      return secrets.seal(body);
+    } catch (err) {
+      log.error({ err }, 'could not seal the response for Idempotency-Key replays');
+      return null;
+    }
   }
 
   /** `statement` in a short transaction that will not wait for a row lock: undefined when it would have. */
@@ -331,7 +350,7 @@ export function idempotency(orm: Orm) {
           request.log,
           `update idempotency_key set status_code = ?, content_type = ?, location = ?, response_body = ?
             where organization_id = ? and user_id = ? and key = ? and claim_id = ?`,
-          [reply.statusCode, String(reply.getHeader('content-type') ?? ''), location === undefined ? null : String(location), body, ...mine],
+          [reply.statusCode, String(reply.getHeader('content-type') ?? ''), location === undefined ? null : String(location), sealed(body, request.log), ...mine],
         );
       } else {
         await settle(

@@ -99,6 +99,7 @@ const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers
 
 interface Operation {
   summary?: string;
+  callbacks?: Record<string, Record<string, Record<string, Record<string, any>>>>;
   tags?: string[];
   parameters?: unknown[];
   requestBody?: unknown;
@@ -111,12 +112,20 @@ type Document = {
   paths: Record<string, Record<string, Operation>>;
 };
 
+/** A write's `callbacks` as its definition gives them (name → URL expression → method → operation). */
+type Callbacks = Record<string, Record<string, Record<string, Record<string, any>>>>;
+
 const pascal = (words: string) => words.split(/[_\s-]+/).filter(Boolean).map((w) => w[0].toUpperCase() + w.slice(1)).join('');
 
 /** Component names by schema identity: a schema's `title`, else the name of an operation showing it, without the verb. */
 class SchemaNames {
   readonly #names = new Map<TSchema, string>();
   readonly #taken = new Set<string>(['ErrorEnvelope']);
+
+  /** The name already given to `schema`, if any. */
+  known(schema: unknown): string | undefined {
+    return this.#names.get(schema as TSchema);
+  }
 
   of(schema: TSchema, operationName: string): string {
     const known = this.#names.get(schema);
@@ -215,6 +224,34 @@ function describe(kernel: Kernel, doc: Document): Document {
       if (!op.responses['409']) op.responses['409'] = responseRef('Error');
     }
     if (def.status === 201 || def.alternativeStatus === 201) responseHeader(op, 201, 'Location');
+    if (def.callbacks) describeCallbacks(op, def.callbacks as Callbacks, def.operationId);
+  }
+
+  /**
+   * @fastify/swagger keeps only a callback's request body and responses: its summary, description
+   * and header parameters come back from the definition; its body schema becomes a named schema,
+   * whose properties refer to the named schemas they are (a webhook event's `data` is `Activity`).
+   */
+  function describeCallbacks(op: Operation, callbacks: Callbacks, operationId: string) {
+    for (const [event, urls] of Object.entries(callbacks)) {
+      for (const [url, methods] of Object.entries(urls)) {
+        for (const [method, spec] of Object.entries(methods)) {
+          const target = op.callbacks?.[event]?.[url]?.[method];
+          if (!target) continue;
+          const { requestBody, responses: _responses, ...rest } = spec;
+          Object.assign(target, rest);
+          const schema: TSchema | undefined = requestBody?.content?.['application/json']?.schema;
+          const media = target.requestBody?.content?.['application/json'];
+          if (!schema || !media?.schema) continue;
+          const converted = media.schema;
+          name(media, schema, `${operationId}_${event}`);
+          for (const [key, property] of Object.entries((schema.properties ?? {}) as Record<string, unknown>)) {
+            const known = names.known(property);
+            if (known && converted.properties?.[key]) converted.properties[key] = schemaRef(known);
+          }
+        }
+      }
+    }
   }
 
   const declared = new Map<string, string>();

@@ -29,8 +29,29 @@ export function maxPageSize(def: PagedRead): number {
   return Math.min(def.paged.maxSize ?? MAX_PAGE_SIZE, MAX_PAGE_SIZE);
 }
 
-export function operationContext(actor: Actor, orm: Orm, services: KernelServices, log: FastifyBaseLogger): OperationContext {
-  return { actor, em: orm.em.fork(), services, log };
+export function operationContext(actor: Actor, orm: Orm, services: KernelServices, log: FastifyBaseLogger, signal?: () => AbortSignal): OperationContext {
+  const ctx: OperationContext = { actor, em: orm.em.fork(), services, log };
+  // Made on first use: most reads never wait, and a hot read should not pay for a signal.
+  if (signal) Object.defineProperty(ctx, 'signal', { get: signal, enumerable: true });
+  return ctx;
+}
+
+/**
+ * Aborted when the client goes away before its answer is sent, or when the server starts to
+ * close (`closing`): a read that waits (a long poll) ends then instead of holding shutdown.
+ */
+function requestSignal(reply: FastifyReply, closing: AbortSignal | undefined): () => AbortSignal {
+  let signal: AbortSignal | undefined;
+  return () => {
+    if (signal) return signal;
+    const gone = new AbortController();
+    const check = () => {
+      if (!reply.raw.writableFinished) gone.abort();
+    };
+    if (reply.raw.destroyed) check();
+    else reply.raw.once('close', check);
+    return (signal = closing ? AbortSignal.any([gone.signal, closing]) : gone.signal);
+  };
 }
 
 /**
@@ -100,10 +121,10 @@ const defined = <T extends object>(o: T): T => Object.fromEntries(Object.entries
 /** Declares every operation on the `/api/v1` mount (`/api/beta` is rewritten to it, app/http/beta-alias.ts). */
 export function registerOperations(
   app: FastifyInstance,
-  opts: { reads: ReadDefinition[]; writes: WriteDefinition[]; orm: Orm; services: KernelServices; replicas?: ReadReplicas },
+  opts: { reads: ReadDefinition[]; writes: WriteDefinition[]; orm: Orm; services: KernelServices; replicas?: ReadReplicas; closing?: AbortSignal },
 ) {
   const { orm, services, replicas } = opts;
-  const idempotent = idempotency(orm);
+  const idempotent = idempotency(orm, services.secrets);
   for (const def of opts.reads) {
     app.route({
       method: 'GET',
@@ -118,9 +139,9 @@ export function registerOperations(
         response: { 200: readResponseSchema(def) },
       }),
       ...(def.paged ? { preValidation: pageParameters(maxPageSize(def)) } : {}),
-      handler: async (request: FastifyRequest) => {
+      handler: async (request: FastifyRequest, reply: FastifyReply) => {
         const input = { ...(request.params as object), ...(request.query as object) };
-        const read = () => executeRead(def, operationContext(request.actor!, orm, services, request.log), input);
+        const read = () => executeRead(def, operationContext(request.actor!, orm, services, request.log, requestSignal(reply, opts.closing)), input);
         return replicas ? replicas.read(request.actor!.keyId, read) : read();
       },
     });
@@ -145,6 +166,7 @@ export function registerOperations(
         querystring: def.query,
         body: def.body,
         response,
+        callbacks: def.callbacks,
       }),
       ...(create ? { onSend: idempotent.onSend } : {}),
       preValidation: [...(create ? [idempotent.preValidation(def)] : []), async (request: FastifyRequest) => {

@@ -101,7 +101,7 @@ export class ActivityService<C extends { actor: Actor } = { actor: Actor }> {
     return [...this.#categories].map(([eventType, v]) => ({ eventType, ...v }));
   }
 
-  record(em: EntityManager, actor: Actor, input: ActivityInput): void {
+  record(em: EntityManager, actor: Actor, input: ActivityInput): string {
     const category = this.categoryOf(input.eventType);
     if (!category) throw new Error(`event type ${input.eventType} was not declared by any plugin`);
     // Written by `em`'s flush in its transaction: outside one it would be lost without a word.
@@ -111,5 +111,6 @@ export class ActivityService<C extends { actor: Actor } = { actor: Actor }> {
     const rows = recorded.get(em);
     if (rows) rows.push(row);
     else recorded.set(em, [row]);
+    return row[0] as string; // the new record's id
   }
 }

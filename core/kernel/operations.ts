@@ -102,6 +102,7 @@ export interface WriteDefinition<
    * unique value (a `version` in the body documents the stale-version 409 by itself).
    */
   errors?: readonly WriteErrorStatus[];
+  callbacks?: Record<string, unknown>; // OpenAPI `callbacks`: requests the service sends because of this one (webhooks)
   /** Runs on the raw body before schema validation (e.g. to name a field no enabled plugin fills). */
   preValidate?(body: unknown): void;
   run(ctx: OperationContext, input: WriteInput<P, Q, B>): Promise<R extends TSchema ? Static<R> | StatusResult<Static<R>> : void>;

@@ -34,6 +34,7 @@ export interface OperationContext {
   services: KernelServices;
   /** The request's logger (carries the request id and key id). */
   log: FastifyBaseLogger;
+  signal?: AbortSignal; // REST reads: aborted when the client goes away or the server stops, so a long wait ends early
 }
 
 /** What a job handler receives, with the kernel services. */

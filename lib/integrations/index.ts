@@ -14,6 +14,8 @@ export {
   provisioning, provisioningMigrations, StepFailedError, retryInitializationWrite, STEP_STATUSES, type ProvisioningService, type ProvisioningStep, type StepContext,
   type StepExecutor, type StepResult, type StepStatus, type ExecutorOptions, type ProvisionedKind, type RecordScope, type AddStepInput,
 } from './provisioning.ts';
+/** Outbound connections to user-given URLs: address classes, checked on the resolved addresses, and a checking `lookup`. */
+export { addressProblem, hostProblem, checkedLookup, urlHost, RefusedAddressError, type AddressPolicy } from './outbound.ts';
 /** Public and secret connection settings (allow-list). */
 export { splitSecretFields, publicFields } from './secret-fields.ts';
 /** Which directories may be a storage or Git root. */

@@ -6,18 +6,11 @@
 import net from 'node:net';
 import { errors, type OperationContext } from '../../core/public.ts';
 import { provisioning, StepFailedError } from './provisioning.ts';
+import { METADATA_HOSTS, urlHost } from './outbound.ts';
 
 /** Where the service may send requests: `LABDATA_VENDOR_ALLOW_LINK_LOCAL` lifts the link-local and metadata ban. */
 export interface OutboundPolicy {
   allowLinkLocal: boolean;
-}
-
-/** Cloud instance-metadata endpoints (AWS, GCP, Azure, Alibaba, AWS IPv6): credentials for the asking. */
-const METADATA_HOSTS = new Set(['169.254.169.254', 'metadata.google.internal', 'metadata', 'instance-data', 'instance-data.ec2.internal', '100.100.100.200', 'fd00:ec2::254']);
-
-/** A URL's host without IPv6 brackets or a trailing dot, lower case (WHATWG URL has already normalized IPv4 forms such as `0xa9fea9fe`). */
-function bareHost(url: URL): string {
-  return url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
 }
 
 /** The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:a9fe:a9fe`), when it is one. */
@@ -58,7 +51,7 @@ export function vendorUrlProblem(value: unknown, policy: OutboundPolicy): string
   } catch {
     return 'must be an https URL';
   }
-  const host = bareHost(url);
+  const host = urlHost(url);
   if (url.protocol === 'http:') {
     if (!isLoopback(host)) return 'must be an https URL (plain http is allowed to a loopback address only)';
   } else if (url.protocol !== 'https:') {

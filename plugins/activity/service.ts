@@ -1,11 +1,11 @@
 import { ACTIVITY_CATEGORIES, type ActivityCategory, counters, db, errors, fetchPage, type OperationContext, type PageRequest, raw, type Sql, sql, tables } from '../../core/public.ts';
 import { projectVisibleTo, visibleChildTotal } from '../projects/extensions.ts';
 
-const columns = sql`a.id, a.event_type, a.category, a.data, a.date, a.organization_id, a.project_id, a.study_id, a.assay_id,
+export const columns = sql`a.id, a.event_type, a.category, a.data, a.date, a.organization_id, a.project_id, a.study_id, a.assay_id,
   a.organization_user_id, ${tables.organizationUserColumns}`;
-const joins = raw('join organization_user ou on ou.id = a.organization_user_id join app_user u on u.id = ou.user_id');
+export const joins = raw('join organization_user ou on ou.id = a.organization_user_id join app_user u on u.id = ou.user_id');
 
-interface ActivityRow extends tables.OrganizationUserRow {
+export interface ActivityRow extends tables.OrganizationUserRow {
   id: string;
   event_type: string;
   category: ActivityCategory;
@@ -18,7 +18,7 @@ interface ActivityRow extends tables.OrganizationUserRow {
   organization_user_id: string;
 }
 
-function toDto(r: ActivityRow) {
+export function toDto(r: ActivityRow) {
   return {
     id: r.id,
     eventType: r.event_type,
@@ -135,11 +135,13 @@ export async function listActivity(ctx: OperationContext, filter: FeedFilter, pa
   return { items: rows.map(toDto), total: n };
 }
 
+/** SQL condition over `activity a`: a record GET /activity/{id} shows the actor (tenant scope included). */
+export function shownTo(ctx: OperationContext): Sql {
+  return sql`${visible(ctx)} and ${ctx.services.activity.referencesVisible(ctx, 'a')}`;
+}
+
 export async function getActivity(ctx: OperationContext, id: string) {
-  const row = await db.queryOne<ActivityRow>(
-    ctx.em,
-    sql`select ${columns} from activity a ${joins} where a.id = ${id} and ${visible(ctx)} and ${ctx.services.activity.referencesVisible(ctx, 'a')}`,
-  );
+  const row = await db.queryOne<ActivityRow>(ctx.em, sql`select ${columns} from activity a ${joins} where a.id = ${id} and ${shownTo(ctx)}`);
   if (!row) throw new errors.NotFoundError('Activity', id);
   return toDto(row);
 }
