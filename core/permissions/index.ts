@@ -32,9 +32,11 @@ export class PermissionService {
    */
   privateProjects(actor: Actor): Sql {
     const u = actor.organizationUserId;
+    // The teams first (offset 0 keeps them a subquery), then each team's grants by index: a plan
+    // made blind to the caller must not walk every team grant and match them to the caller's teams.
     return sql`select gm.project_id from project_member gm where gm.organization_user_id = ${u} and gm.project_visibility = 'PRIVATE'
-      union select gt.project_id from team_member tm join team t on t.id = tm.team_id and t.active
-        join project_member gt on gt.team_id = tm.team_id and gt.project_visibility = 'PRIVATE' where tm.organization_user_id = ${u}`;
+      union select gt.project_id from (select tm.team_id from team_member tm join team t on t.id = tm.team_id and t.active where tm.organization_user_id = ${u} offset 0) mine
+        cross join lateral (select project_id from project_member g where g.team_id = mine.team_id and g.project_visibility = 'PRIVATE') gt`;
   }
 
   /**
