@@ -47,7 +47,7 @@ t.test('serve on a database URL with given PEM files: ready line with the real p
   // `labdata serve` gets the server's memory settings from the launcher itself (not only from
   // npm start's command line), in the same process: a signal to the pid it was started as reaches it.
   const args = (await readFile(`/proc/${served.proc.pid}/cmdline`, 'utf8')).split('\0');
-  t.ok(args.includes('--max-old-space-size=256') && args.includes('--max-semi-space-size=16'), `serves with the heap settings: ${args.join(' ')}`);
+  t.ok(args.includes('--max-old-space-size=256') && args.includes('--max-semi-space-size=32'), `serves with the heap settings: ${args.join(' ')}`);
   const own = await serve(t, { LABDATA_DATABASE_URL: databaseUrl, LABDATA_DATA_DIR: dataDir(t), LABDATA_PLUGINS: 'users', NODE_OPTIONS: '--max-old-space-size=384' });
   const ownArgs = (await readFile(`/proc/${own.proc.pid}/cmdline`, 'utf8')).split('\0');
   t.notOk(ownArgs.some((a) => a.startsWith('--max-')), 'heap settings the operator gave (NODE_OPTIONS) are left alone');
