@@ -50,8 +50,10 @@ export function privateGrantTotal(actor: Actor, kind: string, categories?: reado
   const perProject = kind === 'project'
     ? raw('1::bigint')
     : sql`(select coalesce(sum(n), 0) from record_count where record_id = g.project_id and kind = ${kind}${byCategory})`;
+  // `= any (array(...))`, not `= u or in (teams)`: the OR with a sub-plan cannot use the
+  // primary key, and a sequential scan of grant_count costs O(every holder's counters).
   return sql`((select coalesce(sum(n), 0) from grant_count
-      where (holder_id = ${u} or holder_id in (${teams})) and kind = ${kind}${byCategory})
+      where holder_id = any (array(select ${u}::uuid union all ${teams})) and kind = ${kind}${byCategory})
     - case when exists (${teams}) then (select coalesce(sum((g.k - 1) * ${perProject}), 0) from (
         select s.project_id, count(*) as k from (
           select project_id from project_member where organization_user_id = ${u} and project_visibility = 'PRIVATE'
