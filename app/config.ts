@@ -3,7 +3,7 @@ import path from 'node:path';
 import { isUuid } from '../core/text.ts';
 import type { Config } from '../core/config.ts';
 
-// The environment variables of the contract (README, "Configuration"), read into the kernel's Config.
+// The environment variables of the contract (docs/configuration.md), read into the kernel's Config.
 
 export class ConfigError extends Error {}
 

@@ -1,4 +1,4 @@
-/** Deployment settings, read once from the environment by app/config.ts (see README, "Configuration"). */
+/** Deployment settings, read once from the environment by app/config.ts (see docs/configuration.md). */
 export interface Config {
   databaseUrl: string | undefined;
   dataDir: string;

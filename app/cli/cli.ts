@@ -78,7 +78,7 @@ const COMMANDS: Command[] = [
     usage: 'serve',
     summary: 'Run the service over HTTPS (same as npm start).',
     description:
-      'Applies pending migrations, then serves until SIGINT/SIGTERM. Prints "listening on https://HOST:PORT" when ready. Settings come from the environment (LABDATA_HOST, LABDATA_PORT, LABDATA_DATABASE_URL, ...; see the README, Configuration).',
+      'Applies pending migrations, then serves until SIGINT/SIGTERM. Prints "listening on https://HOST:PORT" when ready. Settings come from the environment (LABDATA_HOST, LABDATA_PORT, LABDATA_DATABASE_URL, ...; see docs/configuration.md).',
     examples: ['labdata serve', 'LABDATA_PORT=9443 LABDATA_DATABASE_URL=postgres://labdata@db/labdata labdata serve'],
     async run(_values, _positionals, io) {
       const { serve } = await import('../server.ts');
@@ -112,7 +112,7 @@ const COMMANDS: Command[] = [
     name: 'bootstrap',
     usage: 'bootstrap FILE',
     summary: 'Provision the organizations, users, teams, API keys and plugin records FILE describes.',
-    description: `FILE is JSON (format: README, "Bootstrap file"). All or nothing: a bad item changes nothing. Prints the created ids and key secrets by ref; progress (one step per section) goes to stderr. ${DATABASE_NOTE}`,
+    description: `FILE is JSON (format: docs/bootstrap.md). All or nothing: a bad item changes nothing. Prints the created ids and key secrets by ref; progress (one step per section) goes to stderr. ${DATABASE_NOTE}`,
     args: [{ name: 'FILE', description: 'the bootstrap JSON file' }],
     examples: ['labdata bootstrap test/fixtures/bootstrap/acme.json', 'labdata bootstrap acme.json > created.json'],
     async run(_values, [file], io) {

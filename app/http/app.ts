@@ -169,7 +169,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     ];
     return { status: 'ready', databases };
   });
-  // Per key and per instance, in memory (README, "Rate limits"); 0 turns it off.
+  // Per key and per instance, in memory (docs/api.md, "Rate limits"); 0 turns it off.
   const limiter = config.rateLimitPerMinute > 0 ? new RateLimiter(config.rateLimitPerMinute) : undefined;
   const authHook = (auth = apiKeyAuth(orm, authCache, limiter));
   registerMetrics(app, { orm, services: kernel.services, auth: authHook, replicas });

@@ -146,7 +146,7 @@ export interface MetricsOptions {
 /**
  * Prometheus metrics: every response is counted and timed by route template; GET /metrics
  * serves them (and the process's default metrics) to organization admins, or only to admins of
- * LABDATA_METRICS_ORGANIZATIONS when set (README, "Operations").
+ * LABDATA_METRICS_ORGANIZATIONS when set (docs/operations.md).
  */
 export function registerMetrics(app: FastifyInstance, opts: MetricsOptions) {
   // A registry per app: several apps in one process (tests) must not share or clash.

@@ -57,7 +57,7 @@ const ERROR_RESPONSES = {
   Unauthorized: { description: 'No valid API key (missing, malformed, expired or revoked); empty body' },
   Forbidden: { description: 'The record is visible but the caller may not change it (contributors, owners or admins only); empty body' },
   TooManyRequests: {
-    description: "The API key's requests per minute are used up (README, \"Rate limits\")",
+    description: "The API key's requests per minute are used up (docs/api.md, \"Rate limits\")",
     headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
     content: { 'application/json': { schema: schemaRef('ErrorEnvelope') } },
   },

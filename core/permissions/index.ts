@@ -15,7 +15,7 @@ export interface AccessColumns {
 }
 
 /**
- * The one permission service (README, "Permissions"). Rules become SQL conditions so list
+ * The one permission service (docs/permissions.md). Rules become SQL conditions so list
  * queries filter visibility in the database and page totals stay exact:
  * - organization admins view and contribute to every project of their organization;
  * - PUBLIC and PROTECTED: every active organization user views;

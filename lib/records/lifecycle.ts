@@ -10,7 +10,7 @@ export type LifecycleStatus = (typeof LIFECYCLE_STATUSES)[number];
 
 const WORKING: LifecycleStatus[] = ['ACTIVE', 'ON_HOLD', 'COMPLETE', 'DEACTIVATED'];
 
-/** Statuses a caller may set, by current status (README, "Status transitions"). */
+/** Statuses a caller may set, by current status (docs/records.md, "Status transitions"). */
 export const LIFECYCLE_TRANSITIONS: Record<LifecycleStatus, LifecycleStatus[]> = {
   CREATED: WORKING,
   ACTIVE: WORKING,
@@ -95,7 +95,7 @@ export function statusWrite<R extends TSchema>(opts: LifecycleWriteOptions<R>, r
   return defineWrite({
     method: 'POST',
     operationId: `set_${opts.kind}_status`,
-    description: `Change the status of ${withArticle(opts.kind)} (allowed transitions: see the README). Contributors only.`,
+    description: `Change the status of ${withArticle(opts.kind)} (allowed transitions: docs/records.md, "Status transitions"). Contributors only.`,
     path: `${opts.base}/:id/status`,
     tags: opts.tags,
     params: schemas.IdParams,

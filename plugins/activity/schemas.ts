@@ -5,7 +5,7 @@ export const ActivitySchema = Type.Object({
   id: schemas.Uuid(),
   eventType: Type.String({ description: 'Dotted name, e.g. study.status_changed' }),
   category: schemas.StringEnum(ACTIVITY_CATEGORIES),
-  data: Type.Record(Type.String(), Type.Unknown(), { description: 'Shape depends on eventType (see the README)' }),
+  data: Type.Record(Type.String(), Type.Unknown(), { description: 'Shape depends on eventType (docs/activity.md, "Event types")' }),
   date: schemas.Timestamp(),
   organizationId: schemas.Uuid(),
   projectId: schemas.Nullable(schemas.Uuid()),

@@ -48,7 +48,7 @@ export function parseCategories(values: string[] | undefined): ActivityCategory[
 }
 
 /**
- * Which activity the actor sees (README, "Activity visibility"): admins everything of their
+ * Which activity the actor sees (docs/activity.md, "Who sees which records"): admins everything of their
  * organization; others the records of projects they may view, and the organization-level
  * records (no project: teams, collections, keywords, ...) they performed themselves, since such
  * a record may name something private (a PRIVATE collection). Records of deleted projects are
@@ -116,7 +116,7 @@ export async function listActivity(ctx: OperationContext, filter: FeedFilter, pa
   if (cats) scope = sql`${scope} and a.category in (${cats})`;
   let where = scope;
   if (!actor.isAdmin) {
-    // Entries naming a further record the caller may not view (README, "Activity visibility")
+    // Entries naming a further record the caller may not view (docs/activity.md, "Who sees which records")
     // are few (the partial index activity_ref_idx holds only them): the counters count them,
     // so the total takes them back.
     let references = services.activity.referencesVisible(ctx, 'a');

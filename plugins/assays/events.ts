@@ -1,6 +1,6 @@
 import type { ActivityCategory } from '../../core/public.ts';
 
-/** Event types of the assays plugin; `data` shapes are listed in the README. */
+/** Event types of the assays plugin; `data` shapes are listed in docs/activity.md. */
 export const events = {
   'assay.created': 'RESEARCH',
   'assay.updated': 'RESEARCH',

@@ -1,6 +1,6 @@
 import type { ActivityCategory } from '../../core/public.ts';
 
-/** Event types of the eln-a plugin; `data` shapes are listed in the README. */
+/** Event types of the eln-a plugin; `data` shapes are listed in docs/activity.md. */
 export const events = {
   'eln_a.folder_linked': 'RESEARCH',
   'eln_a.folder_verified': 'RESEARCH',

@@ -1,6 +1,6 @@
 import type { ActivityCategory } from '../../core/public.ts';
 
-/** Event types of the eln-b plugin; `data` shapes are listed in the README. */
+/** Event types of the eln-b plugin; `data` shapes are listed in docs/activity.md. */
 export const events = {
   'eln_b.container_linked': 'RESEARCH',
   'eln_b.container_verified': 'RESEARCH',

@@ -1,6 +1,6 @@
 import type { ActivityCategory } from '../../core/public.ts';
 
-/** Event types of the storage plugin; `data` shapes are listed in the README. */
+/** Event types of the storage plugin; `data` shapes are listed in docs/activity.md. */
 export const events = {
   'storage_folder.attached': 'RESEARCH',
   'storage_folder.detached': 'RESEARCH',
