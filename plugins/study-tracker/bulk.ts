@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { db, type EntityManager, raw, sql } from '../../core/public.ts';
+import { db, type EntityManager, raw, type Sql, sql } from '../../core/public.ts';
 
 /** A column of a bulk statement: its name and its SQL type (as `json_to_recordset` reads it). */
 export type Column = readonly [name: string, type: string];
@@ -21,14 +21,9 @@ const names = (columns: readonly Column[], prefix = '') => columns.map(([n]) => 
  */
 export async function insertRows(em: EntityManager, table: string, columns: readonly Column[], rows: readonly object[], suffix = ''): Promise<number> {
   let inserted = 0;
-  for (let i = 0; i < rows.length; i += BATCH) {
-    const [row] = await db.query<{ n: number }>(
-      em,
-      sql`with ins as (insert into ${raw(table)} (${raw(names(columns))})
-        select ${raw(names(columns, 'x.'))} from ${recordset(columns, rows.slice(i, i + BATCH))} ${raw(suffix)} returning 1) select count(*)::int as n from ins`,
-    );
-    inserted += row.n;
-  }
+  await inBatches(rows, (batch) => sql`with ins as (insert into ${raw(table)} (${raw(names(columns))})
+      select ${raw(names(columns, 'x.'))} from ${recordset(columns, batch)} ${raw(suffix)} returning 1) select count(*)::int as n from ins`,
+  (q) => db.query<{ n: number }>(em, q).then(([row]) => void (inserted += row.n)));
   return inserted;
 }
 
@@ -37,8 +32,27 @@ export async function insertRows(em: EntityManager, table: string, columns: read
  * the assignments, reading the new values as `x."column"`.
  */
 export async function updateRows(em: EntityManager, table: string, columns: readonly Column[], rows: readonly object[], set: string): Promise<void> {
-  for (let i = 0; i < rows.length; i += BATCH) {
-    await db.query(em, sql`update ${raw(table)} t set ${raw(set)} from ${recordset(columns, rows.slice(i, i + BATCH))} where t.id = x.id`);
+  await inBatches(rows, (batch) => sql`update ${raw(table)} t set ${raw(set)} from ${recordset(columns, batch)} where t.id = x.id`,
+    (q) => db.query(em, q));
+}
+
+/**
+ * One statement per batch, the next one's JSON built while the database runs the one before (the
+ * two cores overlap); statements still go one at a time, in order, on the transaction.
+ */
+async function inBatches(rows: readonly object[], build: (batch: readonly object[]) => Sql, run: (q: Sql) => Promise<unknown>): Promise<void> {
+  let running: Promise<unknown> | undefined;
+  try {
+    for (let i = 0; i < rows.length; i += BATCH) {
+      const q = build(rows.slice(i, i + BATCH));
+      await running;
+      running = run(q);
+      running.catch(() => {}); // awaited on the next turn or below
+    }
+    await running;
+  } catch (err) {
+    await running?.catch(() => {});
+    throw err;
   }
 }
 
