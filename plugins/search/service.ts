@@ -46,6 +46,9 @@ const STOP = '\uE001';
 const HEADLINE = `StartSel=${START}, StopSel=${STOP}, MaxWords=30, MinWords=12, ShortWord=2, MaxFragments=2, FragmentDelimiter=" … "`;
 // ts_headline reads the whole text: a long note is cut from its first 20,000 characters.
 const SNIPPET_SOURCE = 20000;
+// A hit by its code alone (no word matched) shows its text's first 30 words, read from this many
+// characters, with no ts_headline: there is nothing to mark, and a headline parses the whole text.
+const SNIPPET_START = 600;
 const LIMIT_BUCKETS = [20, 50, 100, 200];
 // An exact code counts 2, a code prefix 1, a code containing the query (3 characters or more) 0.5,
 // beside a rank of words in [0, 1) (ts_rank normalized).
@@ -116,12 +119,12 @@ export class SearchService {
           from (select labdata_search_tsquery(${json}::jsonb) as tq, labdata_search_tsquery(${json}::jsonb, true) as rq,
                        lower(${codeOf(text) ?? null}::text) as code) x),
       prefixed as materialized (
-        select d.id, (case when d.tsv @@ q.tq then ts_rank(d.tsv, q.rq, 32) else 0 end + ${CODE_TIER})::float8 as score
+        select d.id, (${CODE_TIER})::float8 as score, false as words
           from q cross join search_document d
          where d.code is not null and lower(d.code) ~>=~ q.code and lower(d.code) ~<~ (q.code || chr(1114111))
            and ${where} and not coalesce(d.tsv @@ q.tq, false)),
       hits as materialized (
-        select d.id, (ts_rank(d.tsv, q.rq, 32) + ${CODE_TIER})::float8 as score
+        select d.id, (ts_rank(d.tsv, q.rq, 32) + ${CODE_TIER})::float8 as score, true as words
           from q cross join search_document d
          where d.tsv @@ q.tq and ${where}
         union all
@@ -129,18 +132,18 @@ export class SearchService {
         union all
         -- Parts of codes only when no visible code starts with q: a prefix such as STUDY-01 has
         -- trigrams that every study's code has, which the trigram index would intersect in vain.
-        select d.id, (case when d.tsv @@ q.tq then ts_rank(d.tsv, q.rq, 32) else 0 end + ${CODE_TIER})::float8
+        select d.id, (${CODE_TIER})::float8, false
           from q cross join search_document d
          where not exists (select 1 from prefixed) and d.code is not null and lower(d.code) like q.infix
            and not starts_with(lower(d.code), q.code) and ${where} and not coalesce(d.tsv @@ q.tq, false)),
       page as materialized (
-        select s.*, row_number() over () as n from (select h.id, h.score from hits h order by ${page.orderBy} limit ${raw(String(bucket))} offset ${page.offset}) s),
+        select s.*, row_number() over () as n from (select h.id, h.score, h.words from hits h order by ${page.orderBy} limit ${raw(String(bucket))} offset ${page.offset}) s),
       texts as (${this.#pageTexts})
       select t.total, p.id, d.kind, d.code, x.title, p.score,
              case when d.kind = 'project' then null else d.project_id end as "projectId",
              case when d.kind = 'study' then null else d.study_id end as "studyId",
              case when d.kind = 'assay' then null else d.assay_id end as "assayId",
-             case when q.rq is null then array_to_string((regexp_split_to_array(btrim(x.body), '\\s+'))[1:30], ' ')
+             case when q.rq is null or not p.words then array_to_string((regexp_split_to_array(btrim(left(x.body, ${SNIPPET_START})), '\\s+'))[1:30], ' ')
                   when strpos(e.snippet, ${START}) > 0 then e.snippet
                   else ts_headline('simple', x.body, q.rq, ${HEADLINE}) end as snippet
         from (select count(*) as total from hits) t
@@ -148,7 +151,7 @@ export class SearchService {
         left join page p on true
         left join search_document d on d.id = p.id
         left join texts x on x.id = p.id
-        left join lateral (select ts_headline('english', x.body, q.rq, ${HEADLINE}) as snippet) e on true
+        left join lateral (select case when p.words then ts_headline('english', x.body, q.rq, ${HEADLINE}) end as snippet) e on true
        order by p.n`);
     const total = Number(rows[0]?.total ?? 0);
     const items_ = rows.filter((r) => r.id !== null).slice(0, page.size).map((r): SearchHit => ({
