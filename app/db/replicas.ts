@@ -28,7 +28,7 @@ const POLL_MS = 100;
 const STANDBY_QUERY_MS = 2_000;
 /** How long the primary's positions are remembered (older ones date no standby within the lag bound). */
 const HISTORY_MS = 60_000;
-/** Fences are dropped once every standby passed them, or after this long (a standby that never catches up takes no reads anyway). */
+/** Fences are dropped once every standby passed them, or after this long and the lag bound (a standby that never catches up takes no reads anyway). */
 const FENCE_MS = 60_000;
 
 /** `0/16B3748` as a number that orders (PostgreSQL's pg_lsn text). */
@@ -238,7 +238,9 @@ export class ReadReplicas {
   #forget(now: number): void {
     const passed = this.#standbys.length ? this.#standbys.reduce((min, s) => (s.replayed < min ? s.replayed : min), this.#standbys[0].replayed) : 0n;
     for (const [keyId, fence] of this.#fences) {
-      if (fence.lsn <= passed || now - fence.at > FENCE_MS) this.#fences.delete(keyId);
+      // A standby that has not replayed a fence has data older than the fence, so once the fence
+      // is older than the lag bound no standby it would hold back takes reads anyway.
+      if (fence.lsn <= passed || now - fence.at > Math.max(FENCE_MS, this.#maxLagMs + POLL_MS * 10)) this.#fences.delete(keyId);
     }
   }
 }
