@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the service next to a bare fastify + pg server at a real tenant's size.
+ * `npm run bench api`: the service next to a bare fastify + pg server at a real tenant's size.
  *
  * Seeds 100k projects, 1M activity records and ≥ 100k memberships (bench/seed.ts), starts the
  * real server (`labdata serve`, as an operator runs it) and the bare server (bench/bare.ts) as

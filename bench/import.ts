@@ -1,5 +1,5 @@
 /**
- * `node bench/import.ts`: a Study Tracker export at a real lab's size, imported whole, then again.
+ * `npm run bench import` (`node bench/import.ts`): a Study Tracker export at a real lab's size, imported whole, then again.
  *
  * Writes the export with the tests' generator (test/plugins/study-tracker/generate.ts: every file
  * and quirk of the format) — 2,000 programs, 20,000 studies, 100,000 assays, 300,000 tasks and
@@ -7,7 +7,7 @@
  * runs it (the launcher, its own process: wall time and peak RSS), a second run of the same export
  * (nothing to create), and checks that the page totals the counters keep equal count(*).
  *
- * Env: LABDATA_DATABASE_URL (else an embedded PostgreSQL in a temp dir), BENCH_PROGRAMS (2000),
+ * Env: BENCH_DATABASE_URL / BENCH_POSTGRES=stock (bench/lib.ts; else an embedded PostgreSQL in a temp dir), BENCH_PROGRAMS (2000),
  * BENCH_KEEP=1 keeps the temp dir. Needs the machine to itself for figures worth comparing.
  */
 import { spawn } from 'node:child_process';
@@ -20,12 +20,12 @@ import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig } from '../app/config.ts';
 import { createOrm, migrate } from '../core/db/orm.ts';
-import { startEmbeddedDatabase } from '../app/db/embedded.ts';
 import { assembleDeployment } from '../app/assemble.ts';
 import { loadDeploymentPlugins as loadPlugins } from '../app/plugins.ts';
 import { createOrganization } from '../app/cli/admin.ts';
 import { writeExport } from '../test/plugins/study-tracker/st-export.ts';
 import { counts, generate, type Sizes } from '../test/plugins/study-tracker/generate.ts';
+import { benchDatabase } from './lib.ts';
 
 const env = process.env;
 const SIZES: Sizes = { programs: Number(env.BENCH_PROGRAMS ?? 2000), studiesPerProgram: 10, assaysPerStudy: 5, tasksPerAssay: 3, activityPerAssay: 10 };
@@ -72,7 +72,7 @@ function importRun(args: string[], databaseUrl: string): Promise<Run> {
 async function main() {
   const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'labdata-bench-import-'));
   await fs.chmod(tmp, 0o711);
-  const db = env.LABDATA_DATABASE_URL ? { url: env.LABDATA_DATABASE_URL, stop: async () => {} } : await startEmbeddedDatabase(tmp, () => {});
+  const db = await benchDatabase(tmp);
   try {
     const silent = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
     const kernel = assembleDeployment(loadConfig({ LABDATA_DATA_DIR: tmp }), await loadPlugins(undefined), silent);

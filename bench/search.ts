@@ -1,5 +1,5 @@
 /**
- * `node bench/search.ts`: search (plugins/search) at a real tenant's size, next to a bare
+ * `npm run bench search` (`node bench/search.ts`): search (plugins/search) at a real tenant's size, next to a bare
  * fastify + pg server running the plain full-text query on the same documents (bench/bare.ts).
  *
  * Seeds 100k projects and their members (bench/seed.ts), then 300k studies, 300k assays and 1M

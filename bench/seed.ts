@@ -22,6 +22,8 @@ export interface SeedOptions {
 }
 
 export interface Seeded {
+  /** The 4 organizations, biggest first. */
+  organizationIds: string[];
   organizationId: string;
   memberKey: string;
   adminKey: string;
@@ -102,18 +104,7 @@ export async function seed(em: EntityManager, counters: CounterService, opts: Se
            on conflict do nothing`, [r * 7]);
       }
     });
-    await step(`${opts.activity} activity records`, async () => {
-      await tx.execute(
-        `insert into activity (id, organization_id, event_type, category, data, date, project_id, organization_user_id)
-         select gen_random_uuid(), ?, 'project.updated', (array['RESEARCH','GOVERNANCE','ADMINISTRATIVE'])[1 + g % 3], '{}'::jsonb,
-                now() - g * interval '100 milliseconds',
-                case when g % 50 = 0 then null else x.pids[1 + (g::bigint * 7919) % array_length(x.pids, 1)] end,
-                y.ous[1 + g % array_length(y.ous, 1)]
-           from generate_series(1, ?) g,
-                (select array_agg(id) pids from project where organization_id = ?) x,
-                (select array_agg(id) ous from organization_user where organization_id = ?) y`,
-        [orgs[0], opts.activity, orgs[0], orgs[0]]);
-    });
+    await step(`${opts.activity} activity records`, () => insertActivity(tx, orgs[0], opts.activity));
   });
   await step('labdata recount', () => recount(counters, em.fork()));
   await step('vacuum analyze', () => em.execute('vacuum analyze'));
@@ -123,5 +114,22 @@ export async function seed(em: EntityManager, counters: CounterService, opts: Se
       where p.visibility = 'PRIVATE' order by p.created_at desc limit 1`, [memberOu]);
   const memberProjects = (await em.execute(
     `select p.id from project p join project_member pm on pm.project_id = p.id and pm.organization_user_id = ? order by p.id limit 200`, [memberOu])).map((r) => r.id as string);
-  return { organizationId: orgs[0], memberKey: keys.memberKey, adminKey: keys.adminKey, projectId, memberOrganizationUserId: memberOu, memberProjects, memberships: n };
+  return { organizationIds: orgs, organizationId: orgs[0], memberKey: keys.memberKey, adminKey: keys.adminKey, projectId, memberOrganizationUserId: memberOu, memberProjects, memberships: n };
+}
+
+/**
+ * One INSERT … SELECT of `n` activity records in `organizationId`, spread over its projects
+ * (2 % without one) and users: the seed's load, and bench/bulk.ts's with triggers on and off.
+ */
+export async function insertActivity(em: EntityManager, organizationId: string, n: number): Promise<void> {
+  await em.execute(
+    `insert into activity (id, organization_id, event_type, category, data, date, project_id, organization_user_id)
+     select gen_random_uuid(), ?, 'project.updated', (array['RESEARCH','GOVERNANCE','ADMINISTRATIVE'])[1 + g % 3], '{}'::jsonb,
+            now() - g * interval '100 milliseconds',
+            case when g % 50 = 0 then null else x.pids[1 + (g::bigint * 7919) % array_length(x.pids, 1)] end,
+            y.ous[1 + g % array_length(y.ous, 1)]
+       from generate_series(1, ?) g,
+            (select array_agg(id) pids from project where organization_id = ?) x,
+            (select array_agg(id) ous from organization_user where organization_id = ?) y`,
+    [organizationId, n, organizationId, organizationId]);
 }

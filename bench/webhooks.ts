@@ -1,5 +1,5 @@
 /**
- * `node bench/webhooks.ts`: what webhooks cost and how fast they go, on the real server
+ * `npm run bench webhooks` (`node bench/webhooks.ts`): what webhooks cost and how fast they go, on the real server
  * (`labdata serve`, every built-in plugin) and a receiver on loopback in this process.
  *
  * 1. Commit → delivery at 50 events/s: keyword creates sent every 20 ms for BENCH_LATENCY_SECONDS
