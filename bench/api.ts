@@ -22,16 +22,10 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import https from 'node:https';
 import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
-import pino from 'pino';
-import type { FastifyBaseLogger } from 'fastify';
-import { loadConfig } from '../app/config.ts';
-import { createOrm, migrate } from '../core/db/orm.ts';
-import { assembleDeployment } from '../app/assemble.ts';
-import { loadDeploymentPlugins as loadPlugins } from '../app/plugins.ts';
+import { createOrm } from '../core/db/orm.ts';
 import { seed } from './seed.ts';
-import { benchDatabase, CONNECTIONS, describeServer, log, peakRssMiB, pinLoadAndDatabase, root, ROUNDS, runScenarios, SECONDS, startChild, startService, table, type Scenario } from './lib.ts';
+import { benchDatabase, CONNECTIONS, describeServer, log, peakRssMiB, pinLoadAndDatabase, ROUNDS, runScenarios, SECONDS, startService, table, type Scenario, benchDir, migratedDeployment, startBare } from './lib.ts';
 
 const env = process.env;
 const PROJECTS = Number(env.BENCH_PROJECTS ?? 100_000);
@@ -39,17 +33,12 @@ const ACTIVITY = Number(env.BENCH_ACTIVITY ?? 1_000_000);
 const MEMBER_FACTOR = Number(env.BENCH_MEMBER_FACTOR ?? 1);
 
 async function main() {
-  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'labdata-bench-'));
-  await fs.chmod(tmp, 0o711);
+  const tmp = await benchDir('api');
   const children: ChildProcess[] = [];
   const db = await benchDatabase(tmp);
   let monitor: pg.Pool | undefined;
   try {
-    const silent = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
-    const config = loadConfig({ LABDATA_DATA_DIR: tmp });
-    const kernel = assembleDeployment(config, await loadPlugins(undefined), silent);
-    const orm = await createOrm({ url: db.url, entities: kernel.entities, migrations: kernel.migrations });
-    await migrate(orm);
+    const { kernel, orm } = await migratedDeployment(tmp, db.url);
     monitor = new pg.Pool({ connectionString: db.url, max: 1 });
     const began = Date.now();
     const s = await seed(orm.em.fork(), kernel.services.counters, { projects: PROJECTS, activity: ACTIVITY, memberFactor: MEMBER_FACTOR, log });
@@ -62,18 +51,11 @@ async function main() {
     });
     const { tls, port } = service;
     children.push(service.child);
-    const bare = await startChild([path.join(root, 'bench/bare.ts')], {
-      ...env,
-      BENCH_DATABASE_URL: db.url,
-      BENCH_TLS_CERT: path.join(tmp, 'cert.pem'),
-      BENCH_TLS_KEY: path.join(tmp, 'key.pem'),
-      BENCH_ORGANIZATION_ID: s.organizationId,
-      BENCH_ACTOR_ID: s.memberOrganizationUserId,
-    }, /^listening \d+/);
+    const bare = await startBare(tmp, db.url, s);
     children.push(bare.child);
     const pinned = await pinLoadAndDatabase(db.url);
     const svc = `https://127.0.0.1:${port}`;
-    const base = `https://127.0.0.1:${bare.line.split(' ')[1]}`;
+    const { base } = bare;
     const member = { 'x-api-key': s.memberKey };
     const admin = { 'x-api-key': s.adminKey };
     const json = { 'content-type': 'application/json' };

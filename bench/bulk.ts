@@ -15,15 +15,8 @@
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
-import pino from 'pino';
-import type { FastifyBaseLogger } from 'fastify';
-import { loadConfig } from '../app/config.ts';
-import { createOrm, migrate } from '../core/db/orm.ts';
-import { assembleDeployment } from '../app/assemble.ts';
-import { loadDeploymentPlugins as loadPlugins } from '../app/plugins.ts';
 import { recount } from '../app/db/recount.ts';
-import { benchDatabase, describeServer, log } from './lib.ts';
+import { benchDatabase, describeServer, log, benchDir, migratedDeployment } from './lib.ts';
 import { insertActivity, seed } from './seed.ts';
 
 const env = process.env;
@@ -37,14 +30,10 @@ const seconds = async (run: () => Promise<unknown>) => {
 };
 
 async function main() {
-  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'labdata-bench-bulk-'));
-  await fs.chmod(tmp, 0o711);
+  const tmp = await benchDir('bulk');
   const db = await benchDatabase(tmp);
   try {
-    const silent = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
-    const kernel = assembleDeployment(loadConfig({ LABDATA_DATA_DIR: tmp }), await loadPlugins(undefined), silent);
-    const orm = await createOrm({ url: db.url, entities: kernel.entities, migrations: kernel.migrations });
-    await migrate(orm);
+    const { kernel, orm } = await migratedDeployment(tmp, db.url);
     const s = await seed(orm.em.fork(), kernel.services.counters, { projects: PROJECTS, activity: 0, memberFactor: 1, log });
     const [, off, on] = s.organizationIds;
     const counters = kernel.services.counters;

@@ -16,16 +16,10 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import pino from 'pino';
-import type { FastifyBaseLogger } from 'fastify';
-import { loadConfig } from '../app/config.ts';
-import { createOrm, migrate } from '../core/db/orm.ts';
-import { assembleDeployment } from '../app/assemble.ts';
-import { loadDeploymentPlugins as loadPlugins } from '../app/plugins.ts';
 import { createOrganization } from '../app/cli/admin.ts';
 import { writeExport } from '../test/plugins/study-tracker/st-export.ts';
 import { counts, generate, type Sizes } from '../test/plugins/study-tracker/generate.ts';
-import { benchDatabase } from './lib.ts';
+import { benchDatabase, benchDir, migratedDeployment } from './lib.ts';
 
 const env = process.env;
 const SIZES: Sizes = { programs: Number(env.BENCH_PROGRAMS ?? 2000), studiesPerProgram: 10, assaysPerStudy: 5, tasksPerAssay: 3, activityPerAssay: 10 };
@@ -70,14 +64,10 @@ function importRun(args: string[], databaseUrl: string): Promise<Run> {
 }
 
 async function main() {
-  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'labdata-bench-import-'));
-  await fs.chmod(tmp, 0o711);
+  const tmp = await benchDir('import');
   const db = await benchDatabase(tmp);
   try {
-    const silent = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
-    const kernel = assembleDeployment(loadConfig({ LABDATA_DATA_DIR: tmp }), await loadPlugins(undefined), silent);
-    const orm = await createOrm({ url: db.url, entities: kernel.entities, migrations: kernel.migrations });
-    await migrate(orm);
+    const { orm } = await migratedDeployment(tmp, db.url);
     const em = orm.em.fork();
     const org = createOrganization(em, 'Bench lab');
     await em.flush();

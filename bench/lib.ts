@@ -13,6 +13,12 @@ import path from 'node:path';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import pino from 'pino';
+import type { FastifyBaseLogger } from 'fastify';
+import { loadConfig } from '../app/config.ts';
+import { assembleDeployment } from '../app/assemble.ts';
+import { loadDeploymentPlugins } from '../app/plugins.ts';
+import { createOrm, migrate } from '../core/db/orm.ts';
 import { startEmbeddedDatabase } from '../app/db/embedded.ts';
 import { generateSelfSignedCertificate } from '../app/tls.ts';
 
@@ -22,6 +28,22 @@ const env = process.env;
 export const SECONDS = Number(env.BENCH_SECONDS ?? 5);
 export const ROUNDS = Number(env.BENCH_ROUNDS ?? 2);
 export const CONNECTIONS = Number(env.BENCH_CONNECTIONS ?? 32);
+
+/** A throw-away directory the database's account can reach too (PostgreSQL refuses to run as root). */
+export async function benchDir(name: string): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), `labdata-bench-${name}-`));
+  await fs.chmod(dir, 0o711);
+  return dir;
+}
+
+/** Every built-in plugin, assembled and migrated on `url`: the kernel (its services) and an ORM there. */
+export async function migratedDeployment(dataDir: string, url: string) {
+  const silent = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
+  const kernel = assembleDeployment(loadConfig({ LABDATA_DATA_DIR: dataDir }), await loadDeploymentPlugins(undefined), silent);
+  const orm = await createOrm({ url, entities: kernel.entities, migrations: kernel.migrations });
+  await migrate(orm);
+  return { kernel, orm };
+}
 
 export interface BenchDatabase {
   url: string;
@@ -158,6 +180,22 @@ export async function startService(tmp: string, dbUrl: string, extraEnv: NodeJS.
     ...extraEnv,
   }, /listening on https:/);
   return { child, tls, port };
+}
+
+/**
+ * The bare server (bench/bare.ts) on the servers' core, on `dbUrl`, with the certificate
+ * `startService` wrote into `tmp`; its creates are recorded for `actorId` in `organizationId`.
+ */
+export async function startBare(tmp: string, dbUrl: string, o: { organizationId: string; memberOrganizationUserId: string }) {
+  const { child, line } = await startChild([path.join(root, 'bench/bare.ts')], {
+    ...env,
+    BENCH_DATABASE_URL: dbUrl,
+    BENCH_TLS_CERT: path.join(tmp, 'cert.pem'),
+    BENCH_TLS_KEY: path.join(tmp, 'key.pem'),
+    BENCH_ORGANIZATION_ID: o.organizationId,
+    BENCH_ACTOR_ID: o.memberOrganizationUserId,
+  }, /^listening \d+/);
+  return { child, base: `https://127.0.0.1:${line.split(' ')[1]}` };
 }
 
 /** utime + stime of a process, in ms (from /proc: clock ticks of 10 ms). */

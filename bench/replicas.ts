@@ -23,14 +23,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
-import pino from 'pino';
-import type { FastifyBaseLogger } from 'fastify';
-import { loadConfig } from '../app/config.ts';
-import { createOrm, migrate } from '../core/db/orm.ts';
-import { assembleDeployment } from '../app/assemble.ts';
-import { loadDeploymentPlugins as loadPlugins } from '../app/plugins.ts';
 import { createDatabase, startPgbouncer, startPrimary, startStandby } from '../test/support/replication.ts';
-import { cores, describeServer, emptyMeasure, load, log, perSecond, pinLoadAndDatabase, ROUNDS, SECONDS, startService, type Measure, CONNECTIONS } from './lib.ts';
+import { cores, describeServer, emptyMeasure, load, log, perSecond, pinLoadAndDatabase, ROUNDS, SECONDS, startService, type Measure, CONNECTIONS, migratedDeployment } from './lib.ts';
 import { seed } from './seed.ts';
 
 const env = process.env;
@@ -78,10 +72,7 @@ async function main() {
     const url = primary.url('bench');
     const tmp = path.join(primary.work, 'services');
     await fs.mkdir(tmp, { mode: 0o711 });
-    const silent = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
-    const kernel = assembleDeployment(loadConfig({ LABDATA_DATA_DIR: tmp }), await loadPlugins(undefined), silent);
-    const orm = await createOrm({ url, entities: kernel.entities, migrations: kernel.migrations });
-    await migrate(orm);
+    const { kernel, orm } = await migratedDeployment(tmp, url);
     const s = await seed(orm.em.fork(), kernel.services.counters, { projects: PROJECTS, activity: ACTIVITY, memberFactor: 1, log });
     await orm.close();
     const standby = await startStandby(t, primary);

@@ -37,12 +37,8 @@ import pg from 'pg';
 import pino from 'pino';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
-import { loadConfig } from '../app/config.ts';
-import { createOrm, migrate } from '../core/db/orm.ts';
 import { numberedText, statementObserver, type Sql } from '../core/db/sql.ts';
-import { assembleDeployment } from '../app/assemble.ts';
 import { builtInPlugins } from '../config/plugins.ts';
-import { loadDeploymentPlugins as loadPlugins } from '../app/plugins.ts';
 import { generateSelfSignedCertificate } from '../app/tls.ts';
 import { recount } from '../app/db/recount.ts';
 import { parsePageRequest } from '../app/http/pages.ts';
@@ -50,7 +46,7 @@ import type { Kernel } from '../core/kernel/kernel.ts';
 import { SearchService, searchSort } from '../plugins/search/service.ts';
 import { searchSources } from '../plugins/search/extensions.ts';
 import { seed, type Seeded } from './seed.ts';
-import { benchDatabase, CONNECTIONS, describeServer, emptyMeasure as empty, freePort, load, log, peakRssMiB, perSecond, pinLoadAndDatabase, root, ROUNDS, SECONDS, startChild, type Measure, type Target } from './lib.ts';
+import { benchDatabase, CONNECTIONS, describeServer, emptyMeasure as empty, freePort, load, log, peakRssMiB, perSecond, pinLoadAndDatabase, root, ROUNDS, SECONDS, startChild, type Measure, type Target, benchDir, migratedDeployment, startBare } from './lib.ts';
 
 const env = process.env;
 const PROJECTS = Number(env.BENCH_PROJECTS ?? 100_000);
@@ -254,16 +250,11 @@ async function searchTriggers(pool: pg.Pool, on: boolean) {
 }
 
 async function main() {
-  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'labdata-bench-'));
-  await fs.chmod(tmp, 0o711);
+  const tmp = await benchDir('search');
   const children: ChildProcess[] = [];
   const db = await benchDatabase(tmp);
   try {
-    const silent = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
-    const config = loadConfig({ LABDATA_DATA_DIR: tmp });
-    const kernel = assembleDeployment(config, await loadPlugins(undefined), silent);
-    const orm = await createOrm({ url: db.url, entities: kernel.entities, migrations: kernel.migrations });
-    await migrate(orm);
+    const { kernel, orm } = await migratedDeployment(tmp, db.url);
     monitor = new pg.Pool({ connectionString: db.url, max: 1 });
     const began = Date.now();
     const s = await seed(orm.em.fork(), kernel.services.counters, { projects: PROJECTS, activity: 0, memberFactor: 1, log });
@@ -299,16 +290,9 @@ async function main() {
       return { url: `https://127.0.0.1:${port}`, pid: started.child.pid! };
     };
     const service = await serve();
-    const bare = await startChild([path.join(root, 'bench/bare.ts')], {
-      ...env,
-      BENCH_DATABASE_URL: db.url,
-      BENCH_TLS_CERT: path.join(tmp, 'cert.pem'),
-      BENCH_TLS_KEY: path.join(tmp, 'key.pem'),
-      BENCH_ORGANIZATION_ID: s.organizationId,
-      BENCH_ACTOR_ID: s.memberOrganizationUserId,
-    }, /^listening \d+/);
+    const bare = await startBare(tmp, db.url, s);
     children.push(bare.child);
-    const base = `https://127.0.0.1:${bare.line.split(' ')[1]}`;
+    const { base } = bare;
     const pinned = await pinLoadAndDatabase(db.url);
     const member = { 'x-api-key': s.memberKey };
     const admin = { 'x-api-key': s.adminKey };

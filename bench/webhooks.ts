@@ -27,15 +27,8 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
-import path from 'node:path';
 import autocannon from 'autocannon';
-import pino from 'pino';
-import type { FastifyBaseLogger } from 'fastify';
-import { loadConfig } from '../app/config.ts';
-import { createOrm, migrate } from '../core/db/orm.ts';
-import { assembleDeployment } from '../app/assemble.ts';
-import { loadDeploymentPlugins as loadPlugins } from '../app/plugins.ts';
-import { benchDatabase, cpuMs, describeServer, log, pinLoadAndDatabase, ROUNDS, SECONDS, startService } from './lib.ts';
+import { benchDatabase, cpuMs, describeServer, log, pinLoadAndDatabase, ROUNDS, SECONDS, startService, benchDir, migratedDeployment } from './lib.ts';
 import { seed } from './seed.ts';
 
 const env = process.env;
@@ -76,16 +69,12 @@ class Receiver {
 }
 
 async function main() {
-  const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'labdata-bench-webhooks-'));
-  await fs.chmod(tmp, 0o711);
+  const tmp = await benchDir('webhooks');
   const db = await benchDatabase(tmp);
   const receiver = new Receiver();
   let service: Awaited<ReturnType<typeof startService>>['child'] | undefined;
   try {
-    const silent = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
-    const kernel = assembleDeployment(loadConfig({ LABDATA_DATA_DIR: tmp }), await loadPlugins(undefined), silent);
-    const orm = await createOrm({ url: db.url, entities: kernel.entities, migrations: kernel.migrations });
-    await migrate(orm);
+    const { kernel, orm } = await migratedDeployment(tmp, db.url);
     const s = await seed(orm.em.fork(), kernel.services.counters, { projects: 2_000, activity: 0, memberFactor: 1, log });
     const sql = async <T = Record<string, unknown>>(text: string, params: unknown[] = []) => (await orm.em.fork().execute(text, params)) as T[];
     const [{ ou }] = await sql<{ ou: string }>('select organization_user_id as ou from api_key where id = ?', [s.adminKey.slice(4, 24)]);
