@@ -96,7 +96,7 @@ export const cores = (() => {
 })();
 
 /** Pins a process and its threads to a core (a list such as "1"). */
-function pin(pid: number, core: string): void {
+export function pin(pid: number, core: string): void {
   if (!cores) return;
   try {
     execFileSync(cores.taskset, ['-a', '-cp', core, String(pid)], { stdio: 'ignore' });
@@ -184,7 +184,7 @@ export async function startService(tmp: string, dbUrl: string, extraEnv: NodeJS.
 
 /**
  * The bare server (bench/bare.ts) on the servers' core, on `dbUrl`, with the certificate
- * `startService` wrote into `tmp`; its creates are recorded for `actorId` in `organizationId`.
+ * `startService` wrote into `tmp`; its creates are recorded for the member in `organizationId`.
  */
 export async function startBare(tmp: string, dbUrl: string, o: { organizationId: string; memberOrganizationUserId: string }) {
   const { child, line } = await startChild([path.join(root, 'bench/bare.ts')], {

@@ -21,25 +21,35 @@ import fs from 'node:fs/promises';
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { createDatabase, startPgbouncer, startPrimary, startStandby } from '../test/support/replication.ts';
-import { cores, describeServer, emptyMeasure, load, log, perSecond, pinLoadAndDatabase, ROUNDS, SECONDS, startService, type Measure, CONNECTIONS, migratedDeployment } from './lib.ts';
+import { cores, describeServer, pin, emptyMeasure, load, log, perSecond, pinLoadAndDatabase, ROUNDS, SECONDS, startService, type Measure, CONNECTIONS, migratedDeployment } from './lib.ts';
 import { seed } from './seed.ts';
 
 const env = process.env;
 const PROJECTS = Number(env.BENCH_PROJECTS ?? 100_000);
 const ACTIVITY = Number(env.BENCH_ACTIVITY ?? 1_000_000);
 
+/** The pids of the processes whose name matches `name` (postgres, pgbouncer). */
+function processesNamed(name: RegExp): number[] {
+  return readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+    try {
+      return name.test(readFileSync(`/proc/${p}/comm`, 'utf8'));
+    } catch {
+      return false; // ended meanwhile
+    }
+  }).map(Number);
+}
+
 /**
  * CPU (ms) of the database side: every postgres and pgbouncer process, with the CPU of the
  * children a postmaster has reaped (a backend that exits between two readings keeps counting).
  */
-async function databaseCpuMs(): Promise<number> {
+function databaseCpuMs(): number {
   let total = 0;
-  for (const p of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
+  for (const p of processesNamed(/^(postgres|pgbouncer)/)) {
     try {
-      if (!/^(postgres|pgbouncer)/.test(readFileSync(`/proc/${p}/comm`, 'utf8'))) continue;
       const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       total += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 10;
@@ -48,17 +58,6 @@ async function databaseCpuMs(): Promise<number> {
     }
   }
   return total;
-}
-
-function pinPgbouncer(): void {
-  if (!cores) return;
-  for (const p of readdirSync('/proc').filter((x) => /^\d+$/.test(x))) {
-    try {
-      if (readFileSync(`/proc/${p}/comm`, 'utf8').startsWith('pgbouncer')) execFileSync(cores.taskset, ['-a', '-cp', cores.rest, p], { stdio: 'ignore' });
-    } catch {
-      // gone meanwhile
-    }
-  }
 }
 
 async function main() {
@@ -95,7 +94,7 @@ async function main() {
     ];
     const pinned = await pinLoadAndDatabase(standby.url('bench'));
     await pinLoadAndDatabase(url);
-    pinPgbouncer();
+    if (cores) for (const p of processesNamed(/^pgbouncer/)) pin(p, cores.rest);
     monitor = new pg.Pool({ connectionString: url, max: 1 });
 
     const member = { 'x-api-key': s.memberKey };
@@ -111,9 +110,9 @@ async function main() {
       for (const c of configs) await load(monitor, { url: c.base + read.path, headers: member }, c.pid, emptyMeasure(), Math.min(SECONDS, 3));
       for (let round = 0; round < ROUNDS; round++) {
         for (const [i, c] of configs.entries()) {
-          const before = await databaseCpuMs();
+          const before = databaseCpuMs();
           await load(monitor, { url: c.base + read.path, headers: member }, c.pid, measures[i].m);
-          measures[i].db += (await databaseCpuMs()) - before;
+          measures[i].db += databaseCpuMs() - before;
         }
       }
       const base = perSecond(measures[0].m);

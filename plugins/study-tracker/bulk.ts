@@ -36,21 +36,36 @@ export async function updateRows(em: EntityManager, table: string, columns: read
     (q) => db.query(em, q));
 }
 
-/**
- * One statement per batch, the next one's JSON built while the database runs the one before (the
- * two cores overlap); statements still go one at a time, in order, on the transaction.
- */
+/** One statement per batch, each batch's JSON built while the database runs the one before. */
 async function inBatches(rows: readonly object[], build: (batch: readonly object[]) => Sql, run: (q: Sql) => Promise<unknown>): Promise<void> {
-  let running: Promise<unknown> | undefined;
-  try {
+  await pipelined(async (send) => {
     for (let i = 0; i < rows.length; i += BATCH) {
       const q = build(rows.slice(i, i + BATCH));
-      await running;
-      running = run(q);
-      running.catch(() => {}); // awaited on the next turn or below
+      await send(() => run(q));
     }
+  });
+}
+
+/**
+ * Statements one at a time, in order, on the transaction, each sent as soon as the one before is
+ * done, so that `work` prepares the next (parsing, building JSON: this core) while the database
+ * runs the last (the other core). A failure is thrown to `work` at its next `send`, or here.
+ */
+export async function pipelined(work: (send: (run: () => Promise<unknown>) => Promise<void>) => Promise<void>): Promise<void> {
+  let running: Promise<unknown> | undefined;
+  const send = async (run: () => Promise<unknown>) => {
+    await running;
+    running = run();
+    // Handled now, so that a failure while the next one is prepared is no unhandled rejection;
+    // the next `await running` still throws it.
+    running.catch(() => {});
+  };
+  try {
+    await work(send);
     await running;
   } catch (err) {
+    // The statement under way is let finish (its failure, if any, is not the one to report)
+    // before the caller rolls the transaction back.
     await running?.catch(() => {});
     throw err;
   }

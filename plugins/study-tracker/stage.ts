@@ -1,5 +1,5 @@
 import { db, type EntityManager, raw, sql } from '../../core/public.ts';
-import { BATCH, fingerprint, insertRows, type Column } from './bulk.ts';
+import { BATCH, fingerprint, insertRows, pipelined, type Column } from './bulk.ts';
 import { toField } from './fields.ts';
 import { FILE_SPECS } from './format.ts';
 import { EVENT_TYPES, historyType, OTHER_EVENT, STATUSES, TASK_STATUSES } from './mapping.ts';
@@ -46,34 +46,20 @@ async function stream(tx: EntityManager, source: ExportSource, file: string, tab
   const { rows } = await readTable(source, file, FILE_SPECS[file], warnings);
   let batch: object[] = [];
   let n = 0;
-  // One batch in the database while the next is read: parsing (here) and inserting (the
-  // database's core) overlap. At most one statement is in flight on the transaction.
-  let inFlight: Promise<unknown> | undefined;
-  const send = async (rows: object[]) => {
-    await inFlight;
-    inFlight = insertRows(tx, table, columns, rows);
-    // Handled here so that a failure while the next batch is read is not an unhandled
-    // rejection; the next `await inFlight` still throws it.
-    inFlight.catch(() => {});
-  };
-  try {
+  // One batch in the database while the next is read: parsing (here) and inserting overlap.
+  await pipelined(async (send) => {
     for await (const row of rows) {
       const staged = map(row);
       if (staged) batch.push(staged);
       if (batch.length >= BATCH * 2) {
-        await send(batch);
+        const full = batch;
         batch = [];
+        await send(() => insertRows(tx, table, columns, full));
       }
       if (++n % EVERY === 0) progress(n);
     }
-    await send(batch);
-    await inFlight;
-  } catch (err) {
-    // A row the import refuses: the batch under way is let finish (its failure, if any, is
-    // not the one to report) before the transaction is rolled back.
-    await inFlight?.catch(() => {});
-    throw err;
-  }
+    await send(() => insertRows(tx, table, columns, batch));
+  });
   return n;
 }
 
