@@ -12,6 +12,7 @@ import { registerJsonParser } from './json-body.ts';
 import { RateLimiter } from './rate-limit.ts';
 import { registerRecordConventions } from './record-routes.ts';
 import { AuthCache } from './auth-cache.ts';
+import { OrganizationUserCache } from './organization-users.ts';
 import { registerOperations } from './operations.ts';
 import { serializerCompiler, validatorCompiler } from './compilers.ts';
 import { clientErrorResponse, proxyTransportGuard, tlsServerFactory } from './transport.ts';
@@ -145,6 +146,8 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     [FENCE_CHANNEL]: (payload) => replicas?.fenceMessage(payload),
   });
   await authCache.start();
+  // A feed's users from memory, dropped on the same notifications (app/http/organization-users.ts).
+  kernel.services.organizationUsers = new OrganizationUserCache(authCache);
   app.addHook('onClose', async () => authCache.close());
   if (topology.readUrls.length) {
     const primary = (await orm.em.getConnection().getNativeClient()) as unknown as NativePool;

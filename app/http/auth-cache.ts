@@ -28,6 +28,19 @@ export const authNotifyMigrations: MigrationDefinition[] = [
          on organization_user for each row execute function labdata_notify_organization_user()`,
     ],
   },
+  {
+    // A user's name or email: the organization users cache shows them (app/http/organization-users.ts).
+    name: 'kernel-0010-user-notify',
+    sql: [
+      `create function labdata_notify_user() returns trigger language plpgsql as $$
+       begin
+         perform pg_notify('labdata_auth', 'a:' || coalesce(new.id, old.id));
+         return null;
+       end $$`,
+      `create trigger app_user_notify after update of email, display_name or delete
+         on app_user for each row execute function labdata_notify_user()`,
+    ],
+  },
 ];
 
 /** The channel the database triggers notify on when a key or an organization user changes. */
@@ -178,7 +191,8 @@ export class AuthCache implements KeyCache {
       this.#entries.delete(id);
     } else if (kind === 'u:') {
       for (const [keyId, entry] of this.#entries) if (entry.organizationUserId === id) this.#entries.delete(keyId);
-    } else {
+    } else if (kind !== 'a:') {
+      // A user's name or email (`a:`) is in no key; the new generation empties the organization users cache.
       this.#entries.clear();
     }
   }

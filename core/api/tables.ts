@@ -2,4 +2,4 @@
 /** Entities plugins may write through: teams and their members, project access, organization users. */
 export { Team, TeamMember, ProjectMember, OrganizationUser } from '../entities/index.ts';
 /** Organization users as every plugin shows them: the schema, the columns to select, the DTO. */
-export { OrganizationUserSchema, organizationUserColumns, toOrganizationUserDto, type OrganizationUserRow } from '../entities/dto.ts';
+export { OrganizationUserSchema, organizationUserColumns, toOrganizationUserDto, type OrganizationUserRow, type OrganizationUserDto } from '../entities/dto.ts';

@@ -113,7 +113,8 @@ export async function authenticate(em: EntityManager, presented: string, cache?:
   let entry = cache?.get(parsed.keyId);
   // A cached key is used only after the barrier: a change committed before this request is applied by then.
   if (entry && !((await cache!.sync()) && (entry = cache!.get(parsed.keyId)))) entry = undefined;
-  entry ??= await loadKey(em, parsed.keyId, cache);
+  // Read from the database, it passes the barrier too: the server's other caches rely on it (organization users).
+  entry ??= (await Promise.all([loadKey(em, parsed.keyId, cache), cache?.sync()]))[0];
   if (!entry) return undefined;
   const actual = hashSecret(parsed.secret);
   if (entry.secretHash.length !== actual.length || !crypto.timingSafeEqual(entry.secretHash, actual)) return undefined;

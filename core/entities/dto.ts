@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Timestamp, Uuid } from '../schemas.ts';
-import { isoDate, sql, type Sql } from '../db/sql.ts';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { isoDate, query, sql, type Sql } from '../db/sql.ts';
 
 const UserSchema = Type.Object({
   id: Uuid(),
@@ -51,4 +52,16 @@ export function toOrganizationUserDto(row: OrganizationUserRow): OrganizationUse
     status: row.ou_status,
     createdAt: isoDate(row.ou_created_at)!,
   };
+}
+
+/** Organization users by id (`services.organizationUsers`: a feed's `user`, read beside its page; the server caches them). */
+export interface OrganizationUserDirectory {
+  get(em: EntityManager, ids: readonly string[]): Promise<Map<string, OrganizationUserDto>>;
+}
+
+/** The kernel's directory: one query, the ids as one array literal (one statement whatever their number). */
+export async function lookupOrganizationUsers(em: EntityManager, ids: readonly string[]): Promise<Map<string, OrganizationUserDto>> {
+  const rows = ids.length ? await query<OrganizationUserRow>(em, sql`select ${organizationUserColumns}
+    from organization_user ou join app_user u on u.id = ou.user_id where ou.id = any (${`{${ids.join(',')}}`}::uuid[])`) : [];
+  return new Map(rows.map((r) => [r.ou_id, toOrganizationUserDto(r)]));
 }

@@ -7,6 +7,7 @@ import { CounterService } from '../counters/index.ts';
 import { JobQueue } from '../jobs/index.ts';
 import { SecretBox } from '../secrets.ts';
 import { kernelEntities } from '../entities/index.ts';
+import { lookupOrganizationUsers } from '../entities/dto.ts';
 import { kernelMigrations } from '../entities/migrations.ts';
 import type { MigrationDefinition } from '../db/orm.ts';
 import { ExtensionRegistry } from './extension-points.ts';
@@ -51,6 +52,7 @@ export function assembleKernel(config: Config, plugins: PluginDefinition[], log:
     counters: new CounterService(startup),
     activity,
     jobs,
+    organizationUsers: { get: lookupOrganizationUsers },
     secrets: host.secrets ?? new SecretBox(() => {
       throw new Error('no secret key was given to the kernel (assembleKernel: host.secrets)');
     }),

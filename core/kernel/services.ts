@@ -8,6 +8,7 @@ import type { JobContext as JobContextOf, JobQueue } from '../jobs/index.ts';
 import type { SecretBox } from '../secrets.ts';
 import type { CounterService } from '../counters/index.ts';
 import type { Startup } from './startup.ts';
+import type { OrganizationUserDirectory } from '../entities/dto.ts';
 
 /** Kernel services every plugin may use. */
 export interface KernelServices {
@@ -22,6 +23,8 @@ export interface KernelServices {
   secrets: SecretBox;
   /** Exact page totals kept by triggers; plugins register their part of `labdata recount`. */
   counters: CounterService;
+  /** Organization users by id (a feed's `user`); the server replaces it with a cached one. */
+  organizationUsers: OrganizationUserDirectory;
 }
 
 /**

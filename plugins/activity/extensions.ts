@@ -5,12 +5,11 @@
  */
 export { ActivitySchema } from './schemas.ts';
 export {
-  /** Select list over `activity a` and its joins (`activityJoins`), for `toActivityDto`. */
+  /** Select list over `activity a`, for `toActivityDtos`. */
   columns as activityColumns,
-  /** The joins `activityColumns` reads (the acting organization user and its user). */
-  joins as activityJoins,
-  /** A selected row as the REST and MCP surfaces show it. */
-  toDto as toActivityDto,
+  /** Selected rows as the REST and MCP surfaces show them (their organization users read beside them). */
+  toDtos as toActivityDtos,
+  type ActivityDto,
   /** SQL condition over `activity a`: the record shows to the context's actor (tenant scope, visibility, named records). */
   shownTo as activityShownTo,
   type ActivityRow,

@@ -1,11 +1,12 @@
 import { ACTIVITY_CATEGORIES, type ActivityCategory, counters, db, errors, fetchPage, type OperationContext, type PageRequest, raw, type Sql, sql, tables } from '../../core/public.ts';
 import { projectVisibleTo, visibleChildTotal } from '../projects/extensions.ts';
 
+// An entry's `user` is read beside the page (services.organizationUsers: cached by the server),
+// not joined to every row.
 export const columns = sql`a.id, a.event_type, a.category, a.data, a.date, a.organization_id, a.project_id, a.study_id, a.assay_id,
-  a.organization_user_id, ${tables.organizationUserColumns}`;
-export const joins = raw('join organization_user ou on ou.id = a.organization_user_id join app_user u on u.id = ou.user_id');
+  a.organization_user_id`;
 
-export interface ActivityRow extends tables.OrganizationUserRow {
+export interface ActivityRow {
   id: string;
   event_type: string;
   category: ActivityCategory;
@@ -18,7 +19,15 @@ export interface ActivityRow extends tables.OrganizationUserRow {
   organization_user_id: string;
 }
 
-export function toDto(r: ActivityRow) {
+export type ActivityDto = ReturnType<typeof toDto>;
+
+/** The entries of `rows` as the API shows them, each with its organization user (one look-up for the page). */
+export async function toDtos(ctx: Pick<OperationContext, 'em' | 'services'>, rows: ActivityRow[]): Promise<ActivityDto[]> {
+  const users = await ctx.services.organizationUsers.get(ctx.em, [...new Set(rows.map((r) => r.organization_user_id))]);
+  return rows.map((r) => toDto(r, users.get(r.organization_user_id)!));
+}
+
+function toDto(r: ActivityRow, user: tables.OrganizationUserDto) {
   return {
     id: r.id,
     eventType: r.event_type,
@@ -30,7 +39,7 @@ export function toDto(r: ActivityRow) {
     studyId: r.study_id,
     assayId: r.assay_id,
     organizationUserId: r.organization_user_id,
-    user: tables.toOrganizationUserDto(r),
+    user,
   };
 }
 
@@ -131,8 +140,8 @@ export async function listActivity(ctx: OperationContext, filter: FeedFilter, pa
     where = sql`${filter.guard.where} and ${where}`;
     total = filter.guard.total(total);
   }
-  const { rows, total: n } = await fetchPage<ActivityRow>(ctx.em, { columns, from: sql`from activity a ${joins} where ${where}`, total }, page);
-  return { items: rows.map(toDto), total: n };
+  const { rows, total: n } = await fetchPage<ActivityRow>(ctx.em, { columns, from: sql`from activity a where ${where}`, total }, page);
+  return { items: await toDtos(ctx, rows), total: n };
 }
 
 /** SQL condition over `activity a`: a record GET /activity/{id} shows the actor (tenant scope included). */
@@ -141,9 +150,9 @@ export function shownTo(ctx: OperationContext): Sql {
 }
 
 export async function getActivity(ctx: OperationContext, id: string) {
-  const row = await db.queryOne<ActivityRow>(ctx.em, sql`select ${columns} from activity a ${joins} where a.id = ${id} and ${shownTo(ctx)}`);
+  const row = await db.queryOne<ActivityRow>(ctx.em, sql`select ${columns} from activity a where a.id = ${id} and ${shownTo(ctx)}`);
   if (!row) throw new errors.NotFoundError('Activity', id);
-  return toDto(row);
+  return (await toDtos(ctx, [row]))[0];
 }
 
 /** 404 unless the organization user belongs to the caller's organization. */

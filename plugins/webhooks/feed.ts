@@ -1,5 +1,5 @@
 import { db, type OperationContext, raw, sql } from '../../core/public.ts';
-import { activityColumns, activityJoins, activityShownTo, type ActivityRow, toActivityDto } from '../activity/extensions.ts';
+import { activityColumns, activityShownTo, type ActivityDto, type ActivityRow, toActivityDtos } from '../activity/extensions.ts';
 import type { ChangeWatcher } from './watcher.ts';
 
 /**
@@ -16,7 +16,7 @@ export interface ChangesInput {
 }
 
 interface Page {
-  items: ReturnType<typeof toActivityDto>[];
+  items: ActivityDto[];
   nextCursor: string;
   hasMore: boolean;
 }
@@ -55,15 +55,15 @@ async function read(ctx: OperationContext, after: string, size: number): Promise
            order by position limit ${raw(String(SCAN))}),
         edge as (select max(position) as last, count(*) as scanned from scanned)
         select e.last, e.scanned, h.* from edge e left join lateral (
-          select s.position, ${activityColumns} from scanned s join activity a on a.id = s.activity_id ${activityJoins}
+          select s.position, ${activityColumns} from scanned s join activity a on a.id = s.activity_id
            where ${activityShownTo(ctx)} order by s.position limit ${size + 1}) h on true
         order by h.position`,
   );
   const hits = rows.filter((r) => r.position !== null);
   if (hits.length > size) {
     const items = hits.slice(0, size);
-    return { items: items.map(toActivityDto), nextCursor: items[size - 1].position!, hasMore: true };
+    return { items: await toActivityDtos(ctx, items), nextCursor: items[size - 1].position!, hasMore: true };
   }
   const { last, scanned } = rows[0];
-  return { items: hits.map(toActivityDto), nextCursor: last ?? after, hasMore: Number(scanned) === SCAN };
+  return { items: await toActivityDtos(ctx, hits), nextCursor: last ?? after, hasMore: Number(scanned) === SCAN };
 }

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { db, type EntityManager, type JobContext, type KernelServices, raw, sql } from '../../core/public.ts';
-import { activityColumns, activityJoins, activityShownTo, type ActivityRow, toActivityDto } from '../activity/extensions.ts';
+import { activityColumns, activityShownTo, type ActivityDto, type ActivityRow, toActivityDtos } from '../activity/extensions.ts';
 import { sequence } from './pipeline.ts';
 import { Sender, type Outcome } from './sender.ts';
 import type { WebhookSettings } from './settings.ts';
@@ -231,18 +231,18 @@ export class DeliveryWorker {
    * The records as GET /api/v1/activity shows each creator, by delivery id, one query per
    * creator; of a PRIVATE project, only if the creator is its member (README, "Who sees what").
    */
-  async #records(em: EntityManager, rows: Claimed[], task: Task): Promise<Map<string, ReturnType<typeof toActivityDto>>> {
+  async #records(em: EntityManager, rows: Claimed[], task: Task): Promise<Map<string, ActivityDto>> {
     const byCreator = new Map<string, Claimed[]>();
     for (const r of rows) byCreator.set(r.created_by_id, [...(byCreator.get(r.created_by_id) ?? []), r]);
-    const out = new Map<string, ReturnType<typeof toActivityDto>>();
+    const out = new Map<string, ActivityDto>();
     for (const group of byCreator.values()) {
       const first = group[0];
       const actor = { ...creatorActor(first), userId: first.creator_user_id ?? '' };
       const ctx = { actor, em, services: this.#services, log: task.log };
       const ids = [...new Set(group.map((r) => r.activity_id))];
-      const found = await db.query<ActivityRow>(em, sql`select ${activityColumns} from activity a ${activityJoins}
+      const found = await db.query<ActivityRow>(em, sql`select ${activityColumns} from activity a
         where a.id in (${ids}) and ${activityShownTo(ctx)} and ${privateToMembers(this.#services, actor)}`);
-      const byId = new Map(found.map((a) => [a.id, toActivityDto(a)]));
+      const byId = new Map((await toActivityDtos(ctx, found)).map((a) => [a.id, a]));
       for (const r of group) {
         const record = byId.get(r.activity_id);
         if (record) out.set(r.id, record);
@@ -251,7 +251,7 @@ export class DeliveryWorker {
     return out;
   }
 
-  #start(row: Claimed, claim: string, record: ReturnType<typeof toActivityDto>, task: Task): void {
+  #start(row: Claimed, claim: string, record: ActivityDto, task: Task): void {
     this.#inFlight++;
     this.#claims.set(claim, (this.#claims.get(claim) ?? 0) + 1);
     this.#perSubscription.set(row.subscription_id, (this.#perSubscription.get(row.subscription_id) ?? 0) + 1);
