@@ -25,9 +25,15 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** JSON logs on stderr: stdout is for command output (CLI JSON, the server's ready line). */
-export function createLogger(config: Config): Logger {
-  return pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] }, pino.destination(2));
+/**
+ * JSON logs on stderr: stdout is for command output (CLI JSON, the server's ready line).
+ * `buffered` (the server): lines are written 4 KB at a time, and at least every 250 ms, and
+ * once more on exit (pino flushes its destination then). One write per request line was a
+ * twelfth of a record GET's CPU; a line now reaches the log at most a quarter second late.
+ */
+export function createLogger(config: Config, options: { buffered?: boolean } = {}): Logger {
+  const destination = options.buffered ? pino.destination({ dest: 2, minLength: 4096, periodicFlush: 250 }) : pino.destination(2);
+  return pino({ level: config.logLevel, redact: ['req.headers.authorization', 'req.headers["x-api-key"]'] }, destination);
 }
 
 /** Loaded only when needed: a process on a database URL never touches the embedded binaries. */

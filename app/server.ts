@@ -51,7 +51,7 @@ export interface RunningServer {
 
 /** `npm start`: database, migrations, HTTPS; prints `listening on https://HOST:PORT` when ready. */
 export async function startServer(config: Config): Promise<RunningServer> {
-  const log = createLogger(config);
+  const log = createLogger(config, { buffered: true });
   // What an operator can get wrong is checked before the database starts: each fails in one line.
   const needsDataDir = !config.databaseUrl || !config.tlsCertFile || !config.secretKey;
   if (needsDataDir) await ensureDataDir(config.dataDir);
@@ -96,6 +96,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
       );
     }
   }
+  // The start-up lines are out before the ready line (the log is buffered: app/runtime.ts).
+  await new Promise<void>((resolve) => log.flush(() => resolve()));
   process.stdout.write(`listening on ${url}\n`);
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -105,6 +107,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
       await app.close();
       await app.handlersSettled();
       await runtime.close();
+      log.flush();
     })());
   return { app, runtime, url, stop };
 }

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import type { Orm } from '../../core/db/orm.ts';
 import { authenticate, type Actor } from '../../core/auth/api-keys.ts';
 import type { AuthCache } from './auth-cache.ts';
@@ -58,9 +59,10 @@ export function apiKeyAuth(orm: Orm, cache?: AuthCache, limiter?: KeyLimiter) {
     const actor = await authenticate(orm.em, apiKey, cache);
     if (!actor) return unauthorized(reply);
     request.actor = actor;
-    // Every later log line of this request names the key id (never the secret).
-    request.log = request.log.child({ keyId: actor.keyId });
-    reply.log = request.log;
+    // Every later log line of this request names the key id (never the secret). The request's
+    // logger is its own child already (fastify's, with the request id): bound in place, not a
+    // child of a child. Without a logger (tests) fastify's stand-in has no bindings to set.
+    (request.log as Partial<Pick<Logger, 'setBindings'>>).setBindings?.({ keyId: actor.keyId });
     // Counted once the key is known, in memory (no extra query); throws 429 past the quota.
     limiter?.take(actor.keyId, reply);
   };

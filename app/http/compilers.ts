@@ -7,7 +7,41 @@ import { ajvWith, bodyValidators, compileOnce } from '../../core/validation.ts';
 let textAjv: Ajv | undefined;
 const textValidators = compileOnce((schema) => (textAjv ??= ajvWith({ coerceTypes: 'array' })).compile(schema));
 /** fast-json-stringify's serializer of a response schema, compiled once per process (see compileOnce). */
-export const compileSerializer = compileOnce((schema) => fastJson(schema as never));
+export const compileSerializer = compileOnce((schema) => fastJson(nullableForSerializer(schema) as never));
+
+/**
+ * The schema as the serializer reads it: `anyOf: [X, null]` (schemas.Nullable, also what the
+ * documents show) becomes X with `nullable: true`. For an `anyOf` the serializer validates
+ * every value against each branch to choose one (a UUID pattern test per nullable id per row);
+ * `nullable` is one `=== null` check. Only plain X (a type, no combinators) is rewritten.
+ */
+export function nullableForSerializer(schema: unknown, seen = new WeakMap<object, unknown>()): unknown {
+  if (schema === null || typeof schema !== 'object') return schema;
+  if (seen.has(schema)) return seen.get(schema);
+  if (Array.isArray(schema)) {
+    const out: unknown[] = [];
+    seen.set(schema, out);
+    for (const item of schema) out.push(nullableForSerializer(item, seen));
+    return out;
+  }
+  const s = schema as Record<string, unknown>;
+  const branches = s.anyOf;
+  if (Array.isArray(branches) && branches.length === 2 && Object.keys(s).every((k) => k === 'anyOf' || k === 'description')) {
+    const isNull = (b: unknown) => (b as { type?: unknown })?.type === 'null' && Object.keys(b as object).length === 1;
+    const other = branches.find((b) => !isNull(b)) as Record<string, unknown> | undefined;
+    const plain = other && branches.some(isNull) && typeof other.type === 'string' && other.type !== 'null'
+      && !('anyOf' in other || 'oneOf' in other || 'allOf' in other || 'const' in other || 'nullable' in other);
+    if (plain) {
+      const out = { ...(nullableForSerializer(other, seen) as object), nullable: true };
+      seen.set(schema, out);
+      return out;
+    }
+  }
+  const out: Record<string, unknown> = {};
+  seen.set(schema, out);
+  for (const [k, v] of Object.entries(s)) out[k] = nullableForSerializer(v, seen);
+  return out;
+}
 
 /**
  * Request validation with two Ajv instances. Query strings and path parameters arrive as text,

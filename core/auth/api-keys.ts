@@ -49,7 +49,7 @@ const KEY_PATTERN = /^key_([a-z2-7]{20})\.([A-Za-z0-9_-]{43})$/;
 /** The stored form of a key's secret (`api_key.secret_hash`). */
 export function hashSecret(secret: string): Buffer {
   // The secret carries 256 random bits, so a fast hash is enough: nothing to brute-force.
-  return crypto.createHash('sha256').update(secret).digest();
+  return crypto.hash('sha256', secret, 'buffer');
 }
 
 export function parseApiKey(value: string): { keyId: string; secret: string } | undefined {

@@ -42,6 +42,9 @@ t.test('SIGTERM: pre-connected and idle connections close at once, the request i
   const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
   t.teardown(() => agent.destroy());
   t.equal((await get(`${served.url}/api/v1/projects`, { ca, key, agent })).status, 200);
+  // The server's log is buffered (app/runtime.ts): a quiet server still writes its lines out soon.
+  t.ok(await eventually(() => /"route":"\/api\/v1\/projects".*"msg":"request completed"/.test(served.stderr()), 2_000),
+    'the request\'s log line is written within two seconds, with no further traffic');
   const idle = Object.values(agent.freeSockets).flat()[0]!;
   t.ok(idle, 'a keep-alive connection is left idle');
   const idleClosed = new Promise<void>((resolve) => idle.once('close', () => resolve()));
