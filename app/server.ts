@@ -96,8 +96,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
       );
     }
   }
-  // The start-up lines are out before the ready line (the log is buffered: app/runtime.ts).
-  await new Promise<void>((resolve) => log.flush(() => resolve()));
+  // The start-up lines are out before the ready line (the log is buffered: app/runtime.ts);
+  // a stderr that takes nothing (a closed pipe) delays the ready line by a second at most.
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, 1_000);
+    log.flush(() => (clearTimeout(timer), resolve()));
+  });
   process.stdout.write(`listening on ${url}\n`);
   let stopping: Promise<void> | undefined;
   const stop = () =>
