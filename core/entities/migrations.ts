@@ -222,4 +222,15 @@ export const kernelMigrations: MigrationDefinition[] = [
       `drop function labdata_reclass_project(uuid, uuid, text, text)`,
     ],
   },
+  {
+    name: 'kernel-0011-visibility-count-by-actor',
+    sql: [
+      // Every total names its acting user (the nil one for "everyone"), not always a category:
+      // keyed category first, a total without categories read every acting user's rows of the
+      // organization (a member's feed: 2.5 ms of database CPU with 5,000 users who acted, 0.34 ms
+      // keyed so). ON CONFLICT names the columns, not the order: the upserts are unchanged.
+      `alter table visibility_count drop constraint visibility_count_pkey,
+         add primary key (organization_id, kind, actor_id, class, category, shard)`,
+    ],
+  },
 ];

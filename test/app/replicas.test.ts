@@ -37,10 +37,19 @@ const project = async (who: typeof writer, name: string) => {
 };
 
 t.test('reads go to the standby once it has what the key wrote', async (t) => {
-  const before = await reads();
-  for (let i = 0; i < 20; i++) t.equal((await server.get('/api/v1/projects', { key: reader.key })).status, 200);
-  const after = await reads();
-  t.ok((after.standby1 ?? 0) - (before.standby1 ?? 0) >= 15, `the standby served the reads: ${JSON.stringify(after)}`);
+  // A standby more than MAX_LAG_MS behind takes no reads, rightly: on a machine busy with other
+  // tests its replay can fall that far behind for a moment. So a round of 20 reads is tried again
+  // (up to 5 rounds, each after the standby caught up) until the standby served most of one.
+  let served = 0;
+  let after: Record<string, number> = {};
+  for (let round = 0; round < 5 && served < 15; round++) {
+    await standby.caughtUp();
+    const before = await reads();
+    for (let i = 0; i < 20; i++) t.equal((await server.get('/api/v1/projects', { key: reader.key })).status, 200);
+    after = await reads();
+    served = (after.standby1 ?? 0) - (before.standby1 ?? 0);
+  }
+  t.ok(served >= 15, `the standby served the reads: ${JSON.stringify(after)}`);
   const ready = await server.get('/readyz');
   t.match(ready.body.databases, [{ name: 'primary', up: true }, { name: 'standby1', role: 'standby', up: true, serving: true }]);
 });

@@ -1,7 +1,8 @@
 // Plan guards (issue "Scale", point 5): on a seeded database of a few thousand rows, with
 // sequential scans allowed, the hot reads — project get and list, study and assay lists under
 // a project, the activity feeds, and the MCP get/list tools — plan no sequential scan of the
-// big tables and no sub-plan that reads a whole table. Plans, not timings: no flakiness.
+// big tables and no sub-plan that reads a whole table, and, executed, read the counter tables by
+// key (pages read, counted by EXPLAIN BUFFERS). Plans and pages, not timings: no flakiness.
 import t from 'tap';
 import { startTestServer } from '../support/server.ts';
 import { recount } from '../../app/db/recount.ts';
@@ -68,6 +69,11 @@ await recount(server.kernel.services.counters, server.orm.em.fork());
 // grant_count whole would then show (the caller's rows are a handful of them).
 await server.sql(`insert into grant_count (holder_id, kind, category, shard, n)
   select gen_random_uuid(), k, '', 0, 1 from generate_series(1, 20000) g, unnest(array['project', 'study', 'assay', 'activity']) k`);
+// And other acting users' activity counters: a total that read an organization's counters
+// whole (every acting user's) would read them all.
+await server.sql(`insert into visibility_count (organization_id, kind, class, category, actor_id, shard, n)
+  select ?, 'activity', c, cat, gen_random_uuid(), 0, 0 from generate_series(1, 10000) g,
+    unnest(array['PUBLIC', 'PROTECTED', 'PRIVATE']) c, unnest(array['RESEARCH', 'GOVERNANCE']) cat`, [org]);
 await server.sql('analyze');
 
 const [target] = await server.sql<{ id: string; study: string }>(
@@ -90,6 +96,23 @@ function wholeTableReads(plan: any, path: string[] = []): string[] {
 }
 
 /**
+ * Counter tables: a total reads the caller's few rows of them, found by key (a few pages per key:
+ * the caller here holds grants as itself and one team), never a range of other users' rows to
+ * filter (the 60,000 seeded above span hundreds of pages).
+ */
+const COUNTERS = new Set(['visibility_count', 'grant_count', 'record_count']);
+const MAX_COUNTER_PAGES = 24;
+function counterRangeReads(plan: any): string[] {
+  const found: string[] = [];
+  const rel = plan['Relation Name'];
+  const pages = (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
+  const loops = Math.max(plan['Actual Loops'] ?? 1, 1);
+  if (rel && COUNTERS.has(rel) && pages / loops > MAX_COUNTER_PAGES) found.push(`${plan['Node Type']} on ${rel}: ${pages} pages in ${loops} loops`);
+  for (const child of plan.Plans ?? []) found.push(...counterRangeReads(child));
+  return found;
+}
+
+/**
  * The plan the service runs: its statements are prepared and planned generically (core/db/orm.ts,
  * plan_cache_mode), blind to the parameters' values, so the guard asks for that plan too: it
  * prepares the statement and explains its execution on one of the service's own connections
@@ -99,7 +122,7 @@ function wholeTableReads(plan: any, path: string[] = []): string[] {
  * by default (the embedded cluster has no JIT at all).
  */
 let prepared = 0;
-async function explain(q: Sql): Promise<{ plan: any; jit: unknown }> {
+async function explain(q: Sql): Promise<{ plan: any; jit: unknown; executed: any }> {
   const pool = await (server.orm.em.getConnection() as any).getNativeClient();
   const client = await pool.connect();
   const name = `guard_${++prepared}`;
@@ -107,8 +130,13 @@ async function explain(q: Sql): Promise<{ plan: any; jit: unknown }> {
     await client.query('set jit_above_cost = 0');
     await client.query(`prepare ${name} as ${numberedText(q.text)}`);
     const values = q.params.map((v) => (v === null || v === undefined ? 'null' : client.escapeLiteral(v instanceof Date ? v.toISOString() : String(v))));
-    const res = await client.query(`explain (format json) execute ${name}${values.length ? `(${values.join(', ')})` : ''}`);
-    return { plan: res.rows[0]['QUERY PLAN'][0].Plan, jit: res.rows[0]['QUERY PLAN'][0].JIT };
+    const args = values.length ? `(${values.join(', ')})` : '';
+    const res = await client.query(`explain (format json) execute ${name}${args}`);
+    // Executed too (buffers, no timing): what a counter scan reads, in pages. JIT off for it: the
+    // plan's compilation is the previous check's concern, not this one's.
+    await client.query('reset jit_above_cost');
+    const executed = await client.query(`explain (analyze, buffers, timing off, format json) execute ${name}${args}`);
+    return { plan: res.rows[0]['QUERY PLAN'][0].Plan, jit: res.rows[0]['QUERY PLAN'][0].JIT, executed: executed.rows[0]['QUERY PLAN'][0].Plan };
   } finally {
     await client.query(`deallocate ${name}`).catch(() => undefined);
     await client.query('reset jit_above_cost');
@@ -132,10 +160,12 @@ async function guard(t: any, label: string, action: () => Promise<unknown>) {
   const statements = await statementsOf(action);
   t.ok(statements.length > 0, `${label}: ran at least one query`);
   for (const q of statements) {
-    const { plan, jit } = await explain(q);
+    const { plan, jit, executed } = await explain(q);
     const bad = wholeTableReads(plan);
     const text = q.text.replace(/\s+/g, ' ').slice(0, 80);
     t.same(bad, [], `${label}: no whole-table read in ${text}…`, bad.length ? { sql: q.text, plan } : {});
+    const ranges = counterRangeReads(executed);
+    t.same(ranges, [], `${label}: counters read by key in ${text}…`, ranges.length ? { sql: q.text, plan: executed } : {});
     t.equal(jit, undefined, `${label}: not JIT-compiled, whatever the server's thresholds: ${text}…`, jit ? { sql: q.text, jit } : {});
   }
 }
