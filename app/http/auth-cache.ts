@@ -41,6 +41,29 @@ export const authNotifyMigrations: MigrationDefinition[] = [
          on app_user for each row execute function labdata_notify_user()`,
     ],
   },
+  {
+    // A key's cached actor carries its user's active teams (core/auth `teamIds`): a membership
+    // names the user; a team switched on or off (rare) names no one key, so the caches empty.
+    name: 'kernel-0012-team-notify',
+    sql: [
+      `create function labdata_notify_team_member() returns trigger language plpgsql as $$
+       begin
+         if tg_op <> 'INSERT' then perform pg_notify('labdata_auth', 'u:' || old.organization_user_id); end if;
+         if tg_op <> 'DELETE' then perform pg_notify('labdata_auth', 'u:' || new.organization_user_id); end if;
+         return null;
+       end $$`,
+      `create trigger team_member_notify after insert or update or delete
+         on team_member for each row execute function labdata_notify_team_member()`,
+      `create function labdata_notify_team() returns trigger language plpgsql as $$
+       begin
+         perform pg_notify('labdata_auth', 't:' || new.id);
+         return null;
+       end $$`,
+      // A deleted team's memberships go by cascade, each naming its user.
+      `create trigger team_notify after update of active on team for each row
+         when (old.active is distinct from new.active) execute function labdata_notify_team()`,
+    ],
+  },
 ];
 
 /** The channel the database triggers notify on when a key or an organization user changes. */
@@ -58,9 +81,9 @@ const LISTENER_DEADLINE_MS = 2_000;
 /**
  * An in-process cache of API keys, so authentication costs no database round trip.
  *
- * Correctness rests on PostgreSQL LISTEN/NOTIFY: triggers on `api_key` and `organization_user`
- * notify `labdata_auth` with `k:<keyId>` or `u:<organizationUserId>` when a key is revoked or
- * changed, or a membership's roles or status change; every instance sharing the database drops
+ * Correctness rests on PostgreSQL LISTEN/NOTIFY: triggers on `api_key`, `organization_user` and
+ * the team tables notify `labdata_auth` with `k:<keyId>` or `u:<organizationUserId>` when a key
+ * is revoked or changed, or a membership's roles, status or teams change; every instance sharing the database drops
  * the entries named. The cache serves only while its listener connection is up: when it drops,
  * the cache empties and every request goes to the database until the listener is back (and
  * empties again then, since notifications sent meanwhile are lost). A read that raced a
@@ -193,6 +216,7 @@ export class AuthCache implements KeyCache {
       for (const [keyId, entry] of this.#entries) if (entry.organizationUserId === id) this.#entries.delete(keyId);
     } else if (kind !== 'a:') {
       // A user's name or email (`a:`) is in no key; the new generation empties the organization users cache.
+      // A team switched on or off (`t:`) changes its members' keys: all are dropped.
       this.#entries.clear();
     }
   }

@@ -3,3 +3,5 @@
 export { Team, TeamMember, ProjectMember, OrganizationUser } from '../entities/index.ts';
 /** Organization users as every plugin shows them: the schema, the columns to select, the DTO. */
 export { OrganizationUserSchema, organizationUserColumns, toOrganizationUserDto, type OrganizationUserRow, type OrganizationUserDto } from '../entities/dto.ts';
+/** The actor's active teams as SQL (a uuid[]), or undefined when it is in none: for permission SQL beyond the permission service's. */
+export { actorTeams } from '../permissions/index.ts';

@@ -10,6 +10,8 @@ export interface Actor {
   organizationUserId: string;
   roles: string[];
   isAdmin: boolean;
+  /** The active teams the user belongs to, when authentication read them (core/permissions `actorTeams`). */
+  teamIds?: readonly string[];
 }
 
 /**
@@ -23,6 +25,7 @@ export interface CachedKey {
   organizationId: string;
   organizationUserId: string;
   roles: string[];
+  teamIds: string[];
   expiresAt: number;
   /** When lastUsedAt was last written by this process (ms), to write it at most once a minute. */
   lastUsedWrittenAt: number;
@@ -64,6 +67,7 @@ interface KeyRow {
   organization_id: string;
   organization_user_id: string;
   roles: string[];
+  team_ids: string[];
   expires_ms: string | number;
   stale: boolean;
 }
@@ -75,6 +79,8 @@ async function loadKey(em: EntityManager, keyId: string, cache: KeyCache | undef
   const generation = cache?.generation() ?? 0;
   const row = await queryOne<KeyRow>(em, sql`
     select k.id, k.secret_hash, k.user_id, k.organization_id, k.organization_user_id, ou.roles,
+           array(select tm.team_id::text from team_member tm join team t on t.id = tm.team_id and t.active
+                  where tm.organization_user_id = ou.id order by 1) as team_ids,
            extract(epoch from k.expires_at) * 1000 as expires_ms,
            (k.last_used_at is null or k.last_used_at < now() - interval '1 minute') as stale
       from api_key k
@@ -92,6 +98,7 @@ async function loadKey(em: EntityManager, keyId: string, cache: KeyCache | undef
     organizationId: row.organization_id,
     organizationUserId: row.organization_user_id,
     roles: row.roles,
+    teamIds: row.team_ids,
     expiresAt: Number(row.expires_ms),
     // A stale lastUsedAt is written on this request (below); a fresh one was written by someone.
     lastUsedWrittenAt: row.stale ? 0 : now,
@@ -103,7 +110,7 @@ async function loadKey(em: EntityManager, keyId: string, cache: KeyCache | undef
 
 /**
  * Resolves an API key to its actor. With a cache (the server's), a known key costs no database
- * round trip; revocation, expiry, a deactivated membership and role changes still apply to the
+ * round trip; revocation, expiry, a deactivated membership, role and team changes still apply to the
  * next request (see KeyCache). Without one (CLI, tests of this function), one indexed lookup.
  * Expired, revoked, unknown keys and inactive organization users give undefined.
  */
@@ -132,5 +139,6 @@ export async function authenticate(em: EntityManager, presented: string, cache?:
     organizationUserId: entry.organizationUserId,
     roles: entry.roles,
     isAdmin: entry.roles.includes(ADMIN_ROLE),
+    teamIds: entry.teamIds,
   };
 }

@@ -31,27 +31,25 @@ export class PermissionService {
    * grant source: O(the actor's PRIVATE grants).
    */
   privateProjects(actor: Actor): Sql {
-    const u = actor.organizationUserId;
-    // The teams first (offset 0 keeps them a subquery), then each team's grants by index: a plan
-    // made blind to the caller must not walk every team grant and match them to the caller's teams.
-    return sql`select gm.project_id from project_member gm where gm.organization_user_id = ${u} and gm.project_visibility = 'PRIVATE'
-      union select gt.project_id from (select tm.team_id from team_member tm join team t on t.id = tm.team_id and t.active where tm.organization_user_id = ${u} offset 0) mine
+    const direct = sql`select gm.project_id from project_member gm where gm.organization_user_id = ${actor.organizationUserId} and gm.project_visibility = 'PRIVATE'`;
+    const teams = actorTeams(actor);
+    if (!teams) return direct;
+    // Team by team (index probes): a plan made blind to the caller must not walk every team grant.
+    return sql`${direct} union select gt.project_id from unnest(${teams}) mine (team_id)
         cross join lateral (select project_id from project_member g where g.team_id = mine.team_id and g.project_visibility = 'PRIVATE') gt`;
   }
 
   /**
-   * True when the actor is a member of the project, directly or through an active team: two
-   * index probes keyed on (project, user) and (user → team, project), whatever the size of
-   * `project_member`.
+   * True when the actor is a member of the project, directly or through an active team: index
+   * probes keyed on (project, user) and (project, team), whatever the size of `project_member`.
    */
   isMember(actor: Actor, projectId: Sql): Sql {
-    const u = actor.organizationUserId;
     // `offset 0` keeps each probe per row: PostgreSQL would otherwise hash the whole grant set
     // for a long list, while a page only ever checks the rows it returns (and a few more).
-    return sql`(exists (select 1 from project_member pm where pm.project_id = ${projectId} and pm.organization_user_id = ${u} offset 0)
-      or exists (select 1 from team_member tm join team t on t.id = tm.team_id and t.active
-                   join project_member tpm on tpm.team_id = tm.team_id
-                  where tm.organization_user_id = ${u} and tpm.project_id = ${projectId} offset 0))`;
+    const direct = sql`exists (select 1 from project_member pm where pm.project_id = ${projectId} and pm.organization_user_id = ${actor.organizationUserId} offset 0)`;
+    const teams = actorTeams(actor);
+    if (!teams) return direct;
+    return sql`(${direct} or exists (select 1 from project_member tpm where tpm.project_id = ${projectId} and tpm.team_id = any (${teams}) offset 0))`;
   }
 
   canView(actor: Actor, cols: AccessColumns): Sql {
@@ -90,4 +88,18 @@ export class PermissionService {
   async removeProject(em: EntityManager, projectId: string): Promise<void> {
     await em.nativeDelete(ProjectMember, { projectId });
   }
+}
+
+/**
+ * SQL uuid[]: the actor's active teams, or undefined when the actor is in none. Authentication
+ * reads them with the key (app/http/auth-cache.ts drops the key when they change), so a member
+ * of no team costs no team lookup at all and a member of some costs one array parameter; an
+ * actor made without them (a webhook's or a job's) looks them up in the statement.
+ */
+export function actorTeams(actor: Actor): Sql | undefined {
+  if (!actor.teamIds) {
+    return sql`array(select tm.team_id from team_member tm join team t on t.id = tm.team_id and t.active where tm.organization_user_id = ${actor.organizationUserId})`;
+  }
+  // One text parameter, not a list: the statement's text (and its prepared plan) stays the same whatever the number of teams.
+  return actor.teamIds.length ? sql`${`{${actor.teamIds.join(',')}}`}::uuid[]` : undefined;
 }

@@ -1,4 +1,4 @@
-import { type AccessColumns, type Actor, counters, createExtensionPoint, db, type KernelServices, type OperationContext, raw, type Sql, sql } from '../../core/public.ts';
+import { type AccessColumns, type Actor, counters, createExtensionPoint, db, type KernelServices, type OperationContext, raw, type Sql, sql, tables } from '../../core/public.ts';
 import { provisioning, retryInitializationWrite } from '../../lib/integrations/index.ts';
 import { parentKinds, type InitializingHook, type RecordAccess, type RecordExtensions, type ParentAccess } from '../../lib/records/index.ts';
 
@@ -39,27 +39,28 @@ export function projectVisibleTo(services: KernelServices, actor: Actor, alias: 
  * projects granted to the actor hold. The sum of the per-holder counters (migration
  * projects-0004) of the actor and its active teams, O(1 + teams); a project reached through more
  * than one of them is counted once more per extra path, so that excess is taken back — only
- * worked out when the actor is in an active team at all. The teams' grants are read team by team
+ * worked out when the actor is in an active team at all (a member of none reads one counter row). The teams' grants are read team by team
  * (index probes): as `team_id in (...)`, the planner merge-joined the organization's PRIVATE team
  * grants in team order, reading several times the caller's (7 ms against 4.5 for a member of 196 teams).
  */
 export function privateGrantTotal(actor: Actor, kind: string, categories?: readonly string[]): Sql {
   const u = actor.organizationUserId;
   const byCategory = categories ? sql` and category in (${[...categories]})` : raw('');
-  const teams = sql`select tm.team_id from team_member tm join team t on t.id = tm.team_id and t.active where tm.organization_user_id = ${u}`;
+  const teams = tables.actorTeams(actor);
+  if (!teams) return sql`(select coalesce(sum(n), 0) from grant_count where holder_id = ${u} and kind = ${kind}${byCategory})`;
   const perProject = kind === 'project'
     ? raw('1::bigint')
     : sql`(select coalesce(sum(n), 0) from record_count where record_id = g.project_id and kind = ${kind}${byCategory})`;
-  // `= any (array(...))`, not `= u or in (teams)`: the OR with a sub-plan cannot use the
+  // `= any (array)`, not `= u or in (teams)`: the OR with a sub-plan cannot use the
   // primary key, and a sequential scan of grant_count costs O(every holder's counters).
   return sql`((select coalesce(sum(n), 0) from grant_count
-      where holder_id = any (array(select ${u}::uuid union all ${teams})) and kind = ${kind}${byCategory})
-    - case when exists (${teams}) then (select coalesce(sum((g.k - 1) * ${perProject}), 0) from (
+      where holder_id = any (array_prepend(${u}::uuid, ${teams})) and kind = ${kind}${byCategory})
+    - (select coalesce(sum((g.k - 1) * ${perProject}), 0) from (
         select s.project_id, count(*) as k from (
           select project_id from project_member where organization_user_id = ${u} and project_visibility = 'PRIVATE'
-          union all select x.project_id from (${teams}) mt (team_id) cross join lateral (
+          union all select x.project_id from unnest(${teams}) mt (team_id) cross join lateral (
             select pm.project_id from project_member pm where pm.team_id = mt.team_id and pm.project_visibility = 'PRIVATE' offset 0) x) s
-        group by s.project_id having count(*) > 1) g) else 0 end)`;
+        group by s.project_id having count(*) > 1) g))`;
 }
 
 /** SQL expression: the exact number of projects the actor may view (maintained counters, O(1 + teams)). */

@@ -1,13 +1,16 @@
 // Authentication without a database round trip (issue "Scale", point 3): keys are cached per
 // instance, and a revoked key, an expired key, a deactivated membership and a removed admin
 // role are still refused on the very next request — on every instance sharing the database,
-// and also while the cache's listener connection is down (the cache is then bypassed).
+// and also while the cache's listener connection is down (the cache is then bypassed). A key's
+// cached actor carries its user's active teams: joining or leaving a team, and a team switched
+// off or on, apply on the next request too.
 import t from 'tap';
 import { startTestServer } from '../support/server.ts';
 
-const a = await startTestServer(t, { plugins: ['users', 'projects'] });
+const plugins = ['users', 'teams', 'projects', 'project-access'];
+const a = await startTestServer(t, { plugins });
 // A second instance on the same database, as behind a load balancer.
-const b = await startTestServer(t, { plugins: ['users', 'projects'], databaseUrl: a.databaseUrl });
+const b = await startTestServer(t, { plugins, databaseUrl: a.databaseUrl });
 const org = await a.organization('Cached');
 
 /** Warms both instances' caches with the key, then checks both answer `status`. */
@@ -67,6 +70,34 @@ t.test('a removed admin role applies on the next request on every instance', asy
   t.ok(await bothAnswer(boss.key, 200, path), 'the admin sees the PRIVATE project');
   await a.setRoles(boss.organizationUserId, ['ORGANIZATION_USER']);
   t.ok(await bothAnswer(boss.key, 404, path), 'no longer');
+});
+
+t.test('team membership and a team\'s active flag apply on the next request on every instance', async (t) => {
+  const boss = await a.admin(org);
+  const alice = await a.member(org);
+  const bob = await a.member(org);
+  const res = await a.post('/api/v1/projects', { code: 'T', name: 'Team only', description: 'd', visibility: 'PRIVATE' }, { key: alice.key });
+  const path = `/api/v1/projects/${res.body.id}`;
+  const team = (await a.post('/api/v1/teams', { name: 'Cache team', userIds: [] }, { key: boss.key })).body;
+  t.equal((await a.post(`${path}/access`, { teamId: team.id }, { key: alice.key })).status, 201);
+  t.ok(await bothAnswer(bob.key, 404, path), 'not in the team: the PRIVATE project is hidden (both caches hold the key)');
+  const listed = async (server: typeof a) => (await server.get('/api/v1/projects?size=1', { key: bob.key })).body.totalElements;
+  const before = [await listed(a), await listed(b)];
+
+  t.equal((await a.post(`/api/v1/teams/${team.id}/users`, { userIds: [bob.userId] }, { key: boss.key })).status, 200);
+  t.ok(await bothAnswer(bob.key, 200, path), 'joined: visible at once on both instances');
+  t.same([await listed(a), await listed(b)], before.map((n) => n + 1), 'and counted in the list total');
+  t.equal((await b.put(path, { name: 'Through the team' }, { key: bob.key })).status, 200, 'and contributable');
+
+  t.equal((await a.put(`/api/v1/teams/${team.id}`, { active: false }, { key: boss.key })).status, 200);
+  t.ok(await bothAnswer(bob.key, 404, path), 'team switched off: hidden again');
+  t.same([await listed(a), await listed(b)], before, 'and not counted');
+  t.equal((await a.put(`/api/v1/teams/${team.id}`, { active: true }, { key: boss.key })).status, 200);
+  t.ok(await bothAnswer(bob.key, 200, path), 'switched on: visible again');
+
+  t.equal((await a.request('DELETE', `/api/v1/teams/${team.id}/users`, { key: boss.key, body: { userIds: [bob.userId] } })).status, 200);
+  t.ok(await bothAnswer(bob.key, 404, path), 'left the team: hidden');
+  t.same([await listed(a), await listed(b)], before);
 });
 
 t.test('with the listener connection gone, the database decides (and the cache comes back)', async (t) => {
