@@ -37,7 +37,7 @@ import pg from 'pg';
 import pino from 'pino';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FastifyBaseLogger } from 'fastify';
-import { numberedText, statementObserver, type Sql } from '../core/db/sql.ts';
+import { numberedText, Sql, statementObserver } from '../core/db/sql.ts';
 import { builtInPlugins } from '../config/plugins.ts';
 import { generateSelfSignedCertificate } from '../app/tls.ts';
 import { recount } from '../app/db/recount.ts';
@@ -312,7 +312,7 @@ async function main() {
       ['bare count(*)', `select count(*) ${words}`],
     ]) {
       const params = label === 'bare top 20' ? [WORD, WORD, s.organizationId] : [WORD, s.organizationId];
-      plans.push(await explain(db.url, { text, params } as Sql, `${label} "${WORD}"`));
+      plans.push(await explain(db.url, new Sql(text, params), `${label} "${WORD}"`));
     }
     await fs.writeFile(PLANS, plans.join('\n'));
     log(`plans written to ${PLANS}`);

@@ -9,39 +9,96 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 export class Sql {
   readonly text: string;
   readonly params: readonly unknown[];
-  constructor(text: string, params: readonly unknown[] = []) {
+  /** Equal for equal texts, worked out from how the fragment was built (see `Shapes`); 0 when unknown. */
+  readonly shape: number;
+  constructor(text: string, params: readonly unknown[] = [], shape = 0) {
     this.text = text;
     this.params = params;
+    this.shape = shape;
   }
+}
+
+/**
+ * A small integer per distinct statement text, derived from how the text was built — the
+ * template's call site (the same strings object on every call), then each value's part: a
+ * fragment's own shape, a list's length, or a placeholder — so `query` finds a statement's
+ * prepared form without hashing its text: a permission-filtered feed is a 7 KB string of
+ * concatenations, flattened and hashed on every request, where walking its parts is a few
+ * integer look-ups. Bounded: past the cap, fragments get 0 and statements are found by text.
+ */
+interface ShapeNode {
+  id: number;
+  next?: Map<number, ShapeNode>;
+}
+const MAX_SHAPES = 100_000;
+let shapeCount = 0;
+const templateRoots = new WeakMap<TemplateStringsArray, ShapeNode>();
+const joinRoots = new Map<string, ShapeNode>();
+const rawShapes = new Map<string, number>();
+
+function newShape(): ShapeNode | undefined {
+  return shapeCount < MAX_SHAPES ? { id: ++shapeCount } : undefined;
+}
+
+/** The node after `node` for one more part: a fragment's shape (> 0), a placeholder (0), a list of n (-n). */
+function nextShape(node: ShapeNode | undefined, part: number): ShapeNode | undefined {
+  if (!node) return undefined;
+  let next = node.next?.get(part);
+  if (!next) {
+    next = newShape();
+    if (next) (node.next ??= new Map()).set(part, next);
+  }
+  return next;
+}
+
+function templateRoot(strings: TemplateStringsArray): ShapeNode | undefined {
+  let root = templateRoots.get(strings);
+  if (!root) {
+    root = newShape();
+    if (root) templateRoots.set(strings, root);
+  }
+  return root;
 }
 
 export function sql(strings: TemplateStringsArray, ...values: unknown[]): Sql {
   let text = strings[0];
   const params: unknown[] = [];
+  let node = templateRoot(strings);
   values.forEach((value, i) => {
     if (value instanceof Sql) {
       text += value.text;
       params.push(...value.params);
+      node = value.shape ? nextShape(node, value.shape) : undefined;
     } else if (Array.isArray(value)) {
       // A list (`id in (${ids})`): one placeholder per item, so the server binds each value.
       text += value.map(() => '?').join(', ');
       params.push(...value);
+      node = nextShape(node, -value.length);
     } else {
       text += '?';
       params.push(value);
+      node = nextShape(node, 0);
     }
     text += strings[i + 1];
   });
-  return new Sql(text, params);
+  return new Sql(text, params, node?.id ?? 0);
 }
 
 /** Trusted SQL text (identifiers chosen by code, never by the caller). */
 export function raw(text: string): Sql {
-  return new Sql(text);
+  let shape = rawShapes.get(text);
+  if (shape === undefined) {
+    shape = newShape()?.id ?? 0;
+    if (shape) rawShapes.set(text, shape);
+  }
+  return new Sql(text, [], shape);
 }
 
 export function join(parts: Sql[], separator = ', '): Sql {
-  return new Sql(parts.map((p) => p.text).join(separator), parts.flatMap((p) => p.params));
+  let node = joinRoots.get(separator);
+  if (!node && (node = newShape())) joinRoots.set(separator, node);
+  for (const p of parts) node = p.shape ? nextShape(node, p.shape) : undefined;
+  return new Sql(parts.map((p) => p.text).join(separator), parts.flatMap((p) => p.params), node?.id ?? 0);
 }
 
 /** The `pg` pool behind an ORM connection, found once per connection. */
@@ -82,6 +139,7 @@ interface Prepared {
  * the cap (a bug) statements run unnamed instead of growing every connection's cache.
  */
 const prepared = new Map<string, Prepared>();
+const preparedByShape = new Map<number, Prepared>();
 function prepare(text: string): Prepared {
   let out = prepared.get(text);
   if (out === undefined) {
@@ -90,6 +148,17 @@ function prepare(text: string): Prepared {
     if (prepared.size >= 5000) return { name: '', text: numbered };
     out = { name: 'l' + crypto.createHash('sha1').update(numbered).digest('base64url').slice(0, 20), text: numbered };
     prepared.set(text, out);
+  }
+  return out;
+}
+
+/** `prepare` for a statement, found by its shape when it has one (no hashing of its text). */
+function prepareSql(q: Sql): Prepared {
+  if (!q.shape) return prepare(q.text);
+  let out = preparedByShape.get(q.shape);
+  if (out === undefined) {
+    out = prepare(q.text);
+    preparedByShape.set(q.shape, out);
   }
   return out;
 }
@@ -108,7 +177,7 @@ export async function query<T = Record<string, unknown>>(em: EntityManager, q: S
   const pool = readRouting.pool?.() ?? (await nativePool(em));
   // Named, so each pooled connection parses and plans a hot read once (PostgreSQL then reuses
   // the plan): planning these permission-filtered statements costs more than running them.
-  const { name, text } = prepare(q.text);
+  const { name, text } = prepareSql(q);
   const named = name && !readRouting.unnamed.has(em.getConnection());
   const result = await pool.query({ name: named ? name : undefined, text, values: q.params as unknown[] });
   return result.rows as T[];
