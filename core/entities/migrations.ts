@@ -233,4 +233,17 @@ export const kernelMigrations: MigrationDefinition[] = [
          add primary key (organization_id, kind, actor_id, class, category, shard)`,
     ],
   },
+  {
+    name: 'kernel-0013-activity-record-estimates',
+    sql: [
+      // A record's feed runs as a generic plan, blind to which record: estimated from the average
+      // (ten entries a project), it sorted every entry of the project to show twenty, 19 ms a
+      // page for a project with 20,000 (O(the project's history)). Estimated at a couple of
+      // thousand entries a record, the page walks the record's date index and stops. The
+      // setting outlives every ANALYZE; the ANALYZE applies it now.
+      `alter table activity alter column project_id set (n_distinct = -0.0005),
+         alter column study_id set (n_distinct = -0.0005), alter column assay_id set (n_distinct = -0.0005)`,
+      `analyze activity (project_id, study_id, assay_id)`,
+    ],
+  },
 ];
