@@ -99,6 +99,11 @@ const LISTENER_DEADLINE_MS = 2_000;
  */
 export class AuthCache implements KeyCache {
   #entries = new Map<string, CachedKey>();
+  /**
+   * Key ids by organization user, so a `u:` notification costs its user's keys, not a walk of
+   * every entry: a team's member list replaced sends one per member, each handled at once.
+   */
+  #byUser = new Map<string, Set<string>>();
   #client: pg.Client | undefined;
   #listening = false;
   #closed = false;
@@ -194,7 +199,7 @@ export class AuthCache implements KeyCache {
     if (!entry) return undefined;
     const now = Date.now();
     if (entry.expiresAt <= now || now - entry.cachedAt > MAX_AGE_MS) {
-      this.#entries.delete(keyId);
+      this.#drop(keyId);
       return undefined;
     }
     return entry;
@@ -203,28 +208,46 @@ export class AuthCache implements KeyCache {
   /** Keeps an entry read from the database, unless a notification arrived since the read began. */
   put(entry: CachedKey, generationAtRead: number): void {
     if (!this.#listening || generationAtRead !== this.#generation) return;
-    if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear();
+    if (this.#entries.size >= MAX_ENTRIES) this.#clear();
+    this.#drop(entry.id);
     this.#entries.set(entry.id, entry);
+    const keys = this.#byUser.get(entry.organizationUserId);
+    if (keys) keys.add(entry.id);
+    else this.#byUser.set(entry.organizationUserId, new Set([entry.id]));
+  }
+
+  #drop(keyId: string): void {
+    const entry = this.#entries.get(keyId);
+    if (!entry) return;
+    this.#entries.delete(keyId);
+    const keys = this.#byUser.get(entry.organizationUserId);
+    keys?.delete(keyId);
+    if (keys?.size === 0) this.#byUser.delete(entry.organizationUserId);
+  }
+
+  #clear(): void {
+    this.#entries.clear();
+    this.#byUser.clear();
   }
 
   #invalidate(payload: string): void {
     this.#generation++;
     const [kind, id] = [payload.slice(0, 2), payload.slice(2)];
     if (kind === 'k:') {
-      this.#entries.delete(id);
+      this.#drop(id);
     } else if (kind === 'u:') {
-      for (const [keyId, entry] of this.#entries) if (entry.organizationUserId === id) this.#entries.delete(keyId);
+      for (const keyId of [...(this.#byUser.get(id) ?? [])]) this.#drop(keyId);
     } else if (kind !== 'a:') {
       // A user's name or email (`a:`) is in no key; the new generation empties the organization users cache.
       // A team switched on or off (`t:`) changes its members' keys: all are dropped.
-      this.#entries.clear();
+      this.#clear();
     }
   }
 
   #off(): void {
     this.#listening = false;
     this.#generation++;
-    this.#entries.clear();
+    this.#clear();
   }
 
   async #connect(): Promise<void> {
@@ -256,7 +279,7 @@ export class AuthCache implements KeyCache {
       clearTimeout(stalled);
       if (this.#client !== client || this.#closed) return;
       // Anything cached before this point may have missed notifications.
-      this.#entries.clear();
+      this.#clear();
       this.#generation++;
       this.#listening = true;
     } catch (err) {

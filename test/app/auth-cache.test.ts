@@ -48,6 +48,22 @@ t.test('an expired key and a deactivated membership are refused on the next requ
   t.ok(await bothAnswer(n.key, 401), 'deactivated');
 });
 
+t.test('a change to one user drops every key of that user and no other user\'s', async (t) => {
+  const n = await a.member(org);
+  const second = await a.key(n);
+  const m = await a.member(org);
+  for (const key of [n.key, second.key, m.key]) t.ok(await bothAnswer(key, 200), 'cached on both instances');
+  await a.sql(`update organization_user set status = 'INACTIVE' where id = ?`, [n.organizationUserId]);
+  t.ok(await bothAnswer(n.key, 401), 'the user\'s first key is refused');
+  t.ok(await bothAnswer(second.key, 401), 'and its second');
+  const statements: string[] = [];
+  const { statementObserver } = await import('../../core/db/sql.ts');
+  statementObserver.observe = (q) => statements.push(q.text);
+  t.ok(await bothAnswer(m.key, 200), 'another user\'s key still works');
+  statementObserver.observe = undefined;
+  t.notOk(statements.some((s) => /from api_key/.test(s)), 'and is still served from the cache');
+});
+
 t.test('a cached key is refused once its expiry passes, with nothing changed in the database', async (t) => {
   // Spec, Authentication: an expired key is a 401; README: a revoked or expired key is "refused on
   // the very next request on every instance". Nothing is updated here, so no NOTIFY clears the
