@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { query, queryOne, sql } from '../db/sql.ts';
+import { query, queryOne, raw, sql, type Sql } from '../db/sql.ts';
 
 /** The caller of a request or tool call: one user in one organization, as the key says. */
 export interface Actor {
@@ -74,13 +74,18 @@ interface KeyRow {
 
 const LAST_USED_EVERY_MS = 60_000;
 
+/** SQL uuid[]: the active teams of the organization user `organizationUserId` (an SQL expression). */
+export function activeTeamIds(organizationUserId: Sql): Sql {
+  return sql`array(select tm.team_id from team_member tm join team t on t.id = tm.team_id and t.active
+                    where tm.organization_user_id = ${organizationUserId} order by 1)`;
+}
+
 /** The key's row (with its organization user's roles), if it is usable now. */
 async function loadKey(em: EntityManager, keyId: string, cache: KeyCache | undefined): Promise<CachedKey | undefined> {
   const generation = cache?.generation() ?? 0;
   const row = await queryOne<KeyRow>(em, sql`
     select k.id, k.secret_hash, k.user_id, k.organization_id, k.organization_user_id, ou.roles,
-           array(select tm.team_id::text from team_member tm join team t on t.id = tm.team_id and t.active
-                  where tm.organization_user_id = ou.id order by 1) as team_ids,
+           ${activeTeamIds(raw('ou.id'))}::text[] as team_ids,
            extract(epoch from k.expires_at) * 1000 as expires_ms,
            (k.last_used_at is null or k.last_used_at < now() - interval '1 minute') as stale
       from api_key k

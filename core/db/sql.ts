@@ -9,7 +9,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 export class Sql {
   readonly text: string;
   readonly params: readonly unknown[];
-  /** Equal for equal texts, worked out from how the fragment was built (see `Shapes`); 0 when unknown. */
+  /** The same for the same text, worked out from how the fragment was built (`sql`, `raw`, `join`); 0 when unknown. */
   readonly shape: number;
   constructor(text: string, params: readonly unknown[] = [], shape = 0) {
     this.text = text;
@@ -22,7 +22,7 @@ export class Sql {
  * A small integer per distinct statement text, derived from how the text was built — the
  * template's call site (the same strings object on every call), then each value's part: a
  * fragment's own shape, a list's length, or a placeholder — so `query` finds a statement's
- * prepared form without hashing its text: a permission-filtered feed is a 7 KB string of
+ * prepared form without hashing its text: a permission-filtered feed is a 4–7 KB string of
  * concatenations, flattened and hashed on every request, where walking its parts is a few
  * integer look-ups. Bounded: past the cap, fragments get 0 and statements are found by text.
  */

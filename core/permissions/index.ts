@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Actor } from '../auth/api-keys.ts';
+import { activeTeamIds, type Actor } from '../auth/api-keys.ts';
 import { ForbiddenError } from '../errors.ts';
 import { ProjectMember } from '../entities/index.ts';
 import { raw, sql, type Sql } from '../db/sql.ts';
@@ -98,7 +98,7 @@ export class PermissionService {
  */
 export function actorTeams(actor: Actor): Sql | undefined {
   if (!actor.teamIds) {
-    return sql`array(select tm.team_id from team_member tm join team t on t.id = tm.team_id and t.active where tm.organization_user_id = ${actor.organizationUserId})`;
+    return activeTeamIds(sql`${actor.organizationUserId}`);
   }
   // One text parameter, not a list: the statement's text (and its prepared plan) stays the same whatever the number of teams.
   return actor.teamIds.length ? sql`${`{${actor.teamIds.join(',')}}`}::uuid[]` : undefined;
