@@ -64,6 +64,11 @@ export async function createOrm(options: OrmOptions): Promise<Orm> {
       onPoolCreated: guardPool,
     },
   });
+  // Every `em.fork()` sets `allowGlobalContext` and sets it back, and each set re-syncs the
+  // configuration: it writes process.env (MIKRO_ORM_COLORS) and resets the logger, two
+  // environment writes per request (about 4 % of a record GET's CPU). What it syncs (colors,
+  // debug, the slow-query logger) is fixed once MikroORM.init has synced it; nothing sets them later.
+  (orm.config as unknown as { sync(): void }).sync = () => {};
   // Activity entries go in after each flush (core/activity): every fork's events are copied from here.
   orm.em.getEventManager().registerSubscriber({ afterFlush: ({ em }) => writeRecorded(em as EntityManager) });
   if (options.pooled) readRouting.unnamed.add(orm.em.getConnection());
