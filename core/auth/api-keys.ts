@@ -30,6 +30,8 @@ export interface CachedKey {
   /** When lastUsedAt was last written by this process (ms), to write it at most once a minute. */
   lastUsedWrittenAt: number;
   cachedAt: number;
+  /** The actor `authenticate` hands out for this entry: one object while the entry lives, so per-caller memos can key on it. */
+  actor?: Actor;
 }
 
 /**
@@ -137,7 +139,7 @@ export async function authenticate(em: EntityManager, presented: string, cache?:
     // Fire and forget: the request does not wait for bookkeeping.
     query(em, sql`update api_key set last_used_at = now() where id = ${entry.id}`).catch(() => {});
   }
-  return {
+  return (entry.actor ??= Object.freeze({
     keyId: entry.id,
     userId: entry.userId,
     organizationId: entry.organizationId,
@@ -145,5 +147,5 @@ export async function authenticate(em: EntityManager, presented: string, cache?:
     roles: entry.roles,
     isAdmin: entry.roles.includes(ADMIN_ROLE),
     teamIds: entry.teamIds,
-  };
+  }));
 }

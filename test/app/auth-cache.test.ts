@@ -3,11 +3,12 @@
 // role are still refused on the very next request — on every instance sharing the database,
 // and also while the cache's listener connection is down (the cache is then bypassed). A key's
 // cached actor carries its user's active teams: joining or leaving a team, and a team switched
-// off or on, apply on the next request too.
+// off or on, apply on the next request too — also to what the activity feeds show, whose
+// conditions are kept per cached actor (plugins/activity).
 import t from 'tap';
 import { startTestServer } from '../support/server.ts';
 
-const plugins = ['users', 'teams', 'projects', 'project-access'];
+const plugins = ['users', 'teams', 'projects', 'project-access', 'activity'];
 const a = await startTestServer(t, { plugins });
 // A second instance on the same database, as behind a load balancer.
 const b = await startTestServer(t, { plugins, databaseUrl: a.databaseUrl });
@@ -16,6 +17,14 @@ const org = await a.organization('Cached');
 /** Warms both instances' caches with the key, then checks both answer `status`. */
 async function bothAnswer(key: string, status: number, path = '/api/v1/users') {
   return [(await a.get(path, { key })).status, (await b.get(path, { key })).status].every((s) => s === status);
+}
+
+/** On each instance: whether the key's organization feed holds the project's entries, and its total. */
+async function feedShows(key: string, projectId: string) {
+  return Promise.all([a, b].map(async (server) => {
+    const { body } = await server.get('/api/v1/activity?size=200', { key });
+    return { shown: body.content.some((e: { projectId: string }) => e.projectId === projectId), total: body.totalElements };
+  }));
 }
 
 t.test('a key is served from the cache and counted as used once', async (t) => {
@@ -84,8 +93,10 @@ t.test('a removed admin role applies on the next request on every instance', asy
   const res = await a.post('/api/v1/projects', { code: 'X', name: 'Hidden', description: 'd', visibility: 'PRIVATE' }, { key: alice.key });
   const path = `/api/v1/projects/${res.body.id}`;
   t.ok(await bothAnswer(boss.key, 200, path), 'the admin sees the PRIVATE project');
+  t.same((await feedShows(boss.key, res.body.id)).map((f) => f.shown), [true, true], 'and its activity');
   await a.setRoles(boss.organizationUserId, ['ORGANIZATION_USER']);
   t.ok(await bothAnswer(boss.key, 404, path), 'no longer');
+  t.same((await feedShows(boss.key, res.body.id)).map((f) => f.shown), [false, false], 'nor its activity');
 });
 
 t.test('team membership and a team\'s active flag apply on the next request on every instance', async (t) => {
@@ -99,10 +110,15 @@ t.test('team membership and a team\'s active flag apply on the next request on e
   t.ok(await bothAnswer(bob.key, 404, path), 'not in the team: the PRIVATE project is hidden (both caches hold the key)');
   const listed = async (server: typeof a) => (await server.get('/api/v1/projects?size=1', { key: bob.key })).body.totalElements;
   const before = [await listed(a), await listed(b)];
+  const feedBefore = await feedShows(bob.key, res.body.id);
+  t.same(feedBefore.map((f) => f.shown), [false, false], 'nor its activity');
 
   t.equal((await a.post(`/api/v1/teams/${team.id}/users`, { userIds: [bob.userId] }, { key: boss.key })).status, 200);
   t.ok(await bothAnswer(bob.key, 200, path), 'joined: visible at once on both instances');
   t.same([await listed(a), await listed(b)], before.map((n) => n + 1), 'and counted in the list total');
+  const feedJoined = await feedShows(bob.key, res.body.id);
+  t.same(feedJoined.map((f) => f.shown), [true, true], 'its activity in the feed on both instances');
+  t.ok(feedJoined.every((f, i) => f.total > feedBefore[i].total), 'and in the feed total');
   t.equal((await b.put(path, { name: 'Through the team' }, { key: bob.key })).status, 200, 'and contributable');
 
   t.equal((await a.put(`/api/v1/teams/${team.id}`, { active: false }, { key: boss.key })).status, 200);
@@ -114,6 +130,7 @@ t.test('team membership and a team\'s active flag apply on the next request on e
   t.equal((await a.request('DELETE', `/api/v1/teams/${team.id}/users`, { key: boss.key, body: { userIds: [bob.userId] } })).status, 200);
   t.ok(await bothAnswer(bob.key, 404, path), 'left the team: hidden');
   t.same([await listed(a), await listed(b)], before);
+  t.same((await feedShows(bob.key, res.body.id)).map((f) => f.shown), [false, false], 'and its activity');
 });
 
 t.test('with the listener connection gone, the database decides (and the cache comes back)', async (t) => {
