@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Actor } from '../auth/api-keys.ts';
-import { raw, sql, type Sql } from '../db/sql.ts';
+import { join, raw, sql, type Sql } from '../db/sql.ts';
 import { Startup } from '../kernel/startup.ts';
 
 export const ACTIVITY_CATEGORIES = ['RESEARCH', 'GOVERNANCE', 'ADMINISTRATIVE'] as const;
@@ -82,6 +82,24 @@ export class ActivityService<C extends { actor: Actor } = { actor: Actor }> {
     this.#references.set(kind, { plugin, check });
   }
 
+  #through = new Map<string, { plugin: string; parent: string; locate: ReferenceCheck<C> }>();
+
+  /**
+   * A kind whose records the caller sees exactly when it sees their parent record (a study as its
+   * project, an assay as its study): an entry naming one is checked through the parent's kind,
+   * `locate` giving the parent's id (SQL, NULL when the record is not in the caller's
+   * organization). All kinds that reach one check share its probe: each check is sub-plans that
+   * PostgreSQL sets up on every execution of a feed, whether an entry needs them or not.
+   */
+  referenceThrough(plugin: string, kind: string, parent: string, locate: ReferenceCheck<C>): void {
+    this.#startup.assertOpen(`activity reference kind ${kind}`);
+    const existing = this.#references.get(kind) ?? this.#through.get(kind);
+    if (existing) throw new Error(`activity reference kind ${kind} is declared by both ${existing.plugin} and ${plugin}`);
+    // Parents first, so that every chain ends at a kind with a check of its own (no circle).
+    if (!this.#references.has(parent) && !this.#through.has(parent)) throw new Error(`activity reference kind ${kind} (${plugin}) names ${parent}, not declared before it`);
+    this.#through.set(kind, { plugin, parent, locate });
+  }
+
   /**
    * SQL condition on activity aliased `alias`: every further record it names is one the actor
    * may view now. A kind no loaded plugin declares is never shown to non-admins.
@@ -89,8 +107,29 @@ export class ActivityService<C extends { actor: Actor } = { actor: Actor }> {
   referencesVisible(ctx: C, alias: string): Sql {
     if (ctx.actor.isAdmin) return raw('true');
     const a = raw(alias);
-    const checks = [...this.#references].map(([kind, r]) => sql` or (${a}.ref_kind = ${kind} and ${r.check(ctx, sql`${a}.ref_id`)})`);
+    const ref = sql`${a}.ref_id`;
+    const checks = [...this.#references].map(([kind, r]) => {
+      const reached = [{ kind, id: ref }, ...this.#reaching(ctx, kind, ref)];
+      if (reached.length === 1) return sql` or (${a}.ref_kind = ${kind} and ${r.check(ctx, ref)})`;
+      const id = sql`(case ${a}.ref_kind ${join(reached.map((x) => sql`when ${x.kind} then ${x.id}`), ' ')} end)`;
+      return sql` or (${a}.ref_kind in (${reached.map((x) => x.kind)}) and ${r.check(ctx, id)})`;
+    });
     return sql`(${a}.ref_kind is null${checks.reduce((x, y) => sql`${x}${y}`, raw(''))})`;
+  }
+
+  /** The kinds checked through `root` (their parents' chain ends there), each with the SQL of the root record's id. */
+  #reaching(ctx: C, root: string, ref: Sql): { kind: string; id: Sql }[] {
+    const out: { kind: string; id: Sql }[] = [];
+    const walk = (target: string, rootOf: (id: Sql) => Sql) => {
+      for (const [kind, t] of this.#through) {
+        if (t.parent !== target) continue;
+        const own = (id: Sql) => rootOf(t.locate(ctx, id));
+        out.push({ kind, id: own(ref) });
+        walk(kind, own);
+      }
+    };
+    walk(root, (id) => id);
+    return out;
   }
 
   categoryOf(eventType: string): ActivityCategory | undefined {

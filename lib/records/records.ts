@@ -64,6 +64,11 @@ export interface LifecycleRecordDeclaration<E extends LifecycleEntity, Row exten
   extensions: RecordExtensions<R>;
   /** The parent kind (registered before, by a plugin this one depends on) and the entity field naming it. */
   parent?: { kind: string; field: keyof E & string };
+  /**
+   * The record is visible exactly when its parent is, within the caller's organization (`access`
+   * adds no condition of its own): an activity entry naming it is then checked through its parent.
+   */
+  visibleAsParent?: boolean;
   /** Select list over `alias`, each column named as its entity property, plus the ancestors' ids. */
   columns: Sql;
   access(services: KernelServices, actor: Actor, alias: string): RecordAccess;
@@ -427,7 +432,14 @@ export function defineLifecycleRecord<E extends LifecycleEntity, Row extends { i
   });
   kinds.set(registry.get(d.kind)!, records);
   // Activity entries that name such a record show only to callers who may view it.
-  ctx.services.activity.reference(ctx.plugin, d.kind, (op, id) => records.visibleCondition(op, id));
+  if (d.parent && d.visibleAsParent) {
+    const a = raw(`r${d.alias}`);
+    const up = raw(`r${d.alias}.${column(d.parent.field)}`);
+    ctx.services.activity.referenceThrough(ctx.plugin, d.kind, d.parent.kind, (op, id) =>
+      sql`(select ${up} from ${raw(d.table)} ${a} where ${a}.id = ${id} and ${a}.organization_id = ${op.actor.organizationId})`);
+  } else {
+    ctx.services.activity.reference(ctx.plugin, d.kind, (op, id) => records.visibleCondition(op, id));
+  }
   d.initializing?.register(ctx, { kind: d.kind, table: d.table, entity: d.entity, scope: (em, id) => records.locate(em, id) });
   // Deleting a parent deletes its records (and, through their own hooks, their children).
   if (d.parent) registry.get(d.parent.kind)!.beforeDelete((op, ids) => records.deleteOfParents(op, ids));

@@ -68,6 +68,8 @@ export function assayRecords(ctx: SetupContext, extensions: RecordExtensions<Ass
     entity: Assay,
     extensions,
     parent: { kind: 'study', field: 'studyId' },
+    // Seen as its study is (assayAccess).
+    visibleAsParent: true,
     columns: sql`a.id, a.organization_id as "organizationId", a_s.project_id as "projectId", a.study_id as "studyId",
       a.assay_type_id as "assayTypeId", a.code, a.name, a.description, a.start_date as "startDate", a.field_values as "fieldValues",
       ${lifecycleColumns('a')}`,

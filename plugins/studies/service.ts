@@ -46,6 +46,8 @@ export function studyRecords(ctx: SetupContext, extensions: RecordExtensions<Stu
     entity: Study,
     extensions,
     parent: { kind: 'project', field: 'projectId' },
+    // Seen as its project is (studyAccess).
+    visibleAsParent: true,
     columns: sql`s.id, s.organization_id as "organizationId", s.project_id as "projectId", s.code, s.name, s.description,
       s.start_date as "startDate", ${lifecycleColumns('s')}`,
     access: studyAccess,

@@ -200,7 +200,9 @@ t.test('a real deadlock between two parallel requests: both succeed', async (t) 
     server.post('/api/v1/fault-locks', { a: 3, b: 2, key: 'lock-2' }, k),
   ]);
   t.same([one.status, two.status], [204, 204], `${one.text} ${two.text}`);
-  t.equal((attempts.get('lock-1') ?? 0) + (attempts.get('lock-2') ?? 0), 3, 'PostgreSQL aborted one of them once; it ran again');
+  // At least one abort and its rerun. A rerun may meet the other's transaction again before that
+  // one has its second row (seen once on a busy stock server): it is then aborted and run again too.
+  t.ok((attempts.get('lock-1') ?? 0) + (attempts.get('lock-2') ?? 0) >= 3, 'PostgreSQL aborted one of them; it ran again');
 });
 
 t.test('retries are bounded: a conflict on every attempt is a 409 envelope with Retry-After', async (t) => {
