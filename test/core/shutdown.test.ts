@@ -32,7 +32,9 @@ t.test('SIGTERM: pre-connected and idle connections close at once, the request i
   const ca = readFileSync(join(dir, 'tls', 'cert.pem'), 'utf8');
   const pgPid = postmasterPid(dir);
   t.ok(pgPid && isRunning(pgPid), 'the embedded PostgreSQL runs');
-  t.match(served.stderr(), /"msg":"Server listening at https:\/\/127\.0\.0\.1:\d+"/, 'the start log line says https://');
+  // Written before the ready line (app/server.ts flushes the log first); this process reads the
+  // two pipes in its own order, so the line may reach it a moment after the ready line.
+  t.ok(await eventually(() => /"msg":"Server listening at https:\/\/127\.0\.0\.1:\d+"/.test(served.stderr()), 1_000), 'the start log line says https://');
 
   // What browsers and connection pools hold open: a TLS connection that never sent a request,
   // a TCP connection still before its handshake, and a keep-alive connection after a request.

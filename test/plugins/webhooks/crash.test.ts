@@ -71,7 +71,8 @@ t.test('kill -9 while writing and delivering, then a restart: every committed ev
       await write(i % 2 ? `https://localhost:${first.port}` : server.url, admin, i);
     }
   })();
-  await receiver.waitFor(() => holding && receiver.received.length >= 10, 30_000, 'deliveries under way, one held');
+  // And 30 writes in (15 of them through the instance that stays up, so at least 15 commit).
+  await receiver.waitFor(() => holding && receiver.received.length >= 10 && i >= 30, 30_000, 'deliveries under way, one held');
   await stop(first, 'SIGKILL');
   // Written while no instance runs: they wait in the outbox.
   const more = i + 5;
