@@ -25,7 +25,7 @@
  * embedded one: bench/lib.ts), BENCH_PROJECTS
  * (100000), BENCH_STUDIES (300000), BENCH_ASSAYS (300000), BENCH_NOTES (1000000), BENCH_SECONDS
  * (5 per round), BENCH_ROUNDS (2), BENCH_CONNECTIONS (32), BENCH_WORD (kinase), BENCH_CODE
- * (STUDY-0142), BENCH_PLANS.
+ * (STUDY-0142), BENCH_PLANS, BENCH_PARTS (reads,writes,bulk: which of the three to run).
  */
 import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -56,6 +56,7 @@ const NOTES = Number(env.BENCH_NOTES ?? 1_000_000);
 const WORD = env.BENCH_WORD ?? 'kinase';
 const CODE = env.BENCH_CODE ?? 'STUDY-0142';
 const PLANS = env.BENCH_PLANS ?? path.resolve('search-plans.txt');
+const PARTS = new Set((env.BENCH_PARTS ?? 'reads,writes,bulk').split(','));
 let monitor: pg.Pool | undefined;
 const measure = (target: Target, pid: number, m: Measure) => load(monitor!, target, pid, m);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -298,104 +299,110 @@ async function main() {
     const admin = { 'x-api-key': s.adminKey };
     await checkTotals(orm.em.fork(), service.url, tls.cert, s);
 
-    // The plans, as the service runs them.
-    const plans: string[] = [];
-    for (const [who, key, isAdmin] of [['member', s.memberKey, false], ['admin', s.adminKey, true]] as const) {
-      const actor = await actorOf(orm.em.fork(), key, isAdmin);
-      for (const q of [WORD, CODE]) {
-        for (const statement of await statementsOf(kernel, orm.em.fork(), actor, q)) plans.push(await explain(db.url, statement, `search "${q}" (${who})`));
-      }
-    }
-    const words = `from search_document d where d.tsv @@ websearch_to_tsquery('english', ?) and d.organization_id = ?`;
-    for (const [label, text] of [
-      ['bare top 20', `select d.kind, d.id, ts_rank(d.tsv, websearch_to_tsquery('english', ?)) as rank ${words} order by rank desc limit 20`],
-      ['bare count(*)', `select count(*) ${words}`],
-    ]) {
-      const params = label === 'bare top 20' ? [WORD, WORD, s.organizationId] : [WORD, s.organizationId];
-      plans.push(await explain(db.url, new Sql(text, params), `${label} "${WORD}"`));
-    }
-    await fs.writeFile(PLANS, plans.join('\n'));
-    log(`plans written to ${PLANS}`);
-
-    const q = (text: string) => encodeURIComponent(text);
-    const mcp = (args: Record<string, unknown>) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search', arguments: args } });
-    const reads: { name: string; service: Target; bare: Record<string, Target> }[] = [
-      {
-        name: `search "${WORD}" (member)`,
-        service: { url: `${service.url}/api/v1/search?q=${q(WORD)}`, headers: member },
-        bare: { 'top 20': { url: `${base}/search?q=${q(WORD)}` }, 'count(*)': { url: `${base}/search/count?q=${q(WORD)}` }, 'top 20 + count(*)': { url: `${base}/search/page?q=${q(WORD)}` } },
-      },
-      { name: `search "${WORD}" (admin)`, service: { url: `${service.url}/api/v1/search?q=${q(WORD)}`, headers: admin }, bare: {} },
-      {
-        name: `search "${CODE}" (member)`,
-        service: { url: `${service.url}/api/v1/search?q=${q(CODE)}`, headers: member },
-        bare: { 'top 20': { url: `${base}/search?q=${q(CODE)}` }, 'count(*)': { url: `${base}/search/count?q=${q(CODE)}` }, 'code prefix': { url: `${base}/search/code?q=${q(CODE)}` } },
-      },
-      { name: `search "${CODE}" (admin)`, service: { url: `${service.url}/api/v1/search?q=${q(CODE)}`, headers: admin }, bare: {} },
-      {
-        name: `MCP search "${WORD}" (member)`,
-        service: { url: `${service.url}/mcp`, method: 'POST', body: mcp({ query: WORD }), headers: { ...member, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } },
-        bare: {},
-      },
-    ];
     const lines: string[] = [];
     const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
     const row = (m: Measure) => `${fmt(perSecond(m))} | ${median(m.p50)} | ${median(m.p99)} | ${fmt((m.cpuMs * 1000) / Math.max(1, m.requests))}`;
-    lines.push('| request | req/s | p50 ms | p99 ms | server CPU µs/req | ratio to the service |', '|---|---|---|---|---|---|');
-    for (const r of reads) {
-      const svc = empty();
-      const bares = Object.fromEntries(Object.keys(r.bare).map((k) => [k, empty()]));
-      await measure(r.service, service.pid, empty()); // warm-up, not counted
-      for (let round = 0; round < ROUNDS; round++) {
-        await measure(r.service, service.pid, svc);
-        for (const [k, target] of Object.entries(r.bare)) await measure(target, bare.child.pid!, bares[k]);
+    if (PARTS.has('reads')) {
+      // The plans, as the service runs them.
+      const plans: string[] = [];
+      for (const [who, key, isAdmin] of [['member', s.memberKey, false], ['admin', s.adminKey, true]] as const) {
+        const actor = await actorOf(orm.em.fork(), key, isAdmin);
+        for (const q of [WORD, CODE]) {
+          for (const statement of await statementsOf(kernel, orm.em.fork(), actor, q)) plans.push(await explain(db.url, statement, `search "${q}" (${who})`));
+        }
       }
-      const rows = [`| service: ${r.name}${svc.errors ? ` (${svc.errors} errors)` : ''} | ${row(svc)} | |`,
-        ...Object.entries(bares).map(([k, m]) => `| bare: ${k}${m.errors ? ` (${m.errors} errors)` : ''} | ${row(m)} | ${(perSecond(svc) / perSecond(m)).toFixed(2)} |`)];
-      lines.push(...rows);
-      log(rows.join('\n'));
+      const words = `from search_document d where d.tsv @@ websearch_to_tsquery('english', ?) and d.organization_id = ?`;
+      for (const [label, text] of [
+        ['bare top 20', `select d.kind, d.id, ts_rank(d.tsv, websearch_to_tsquery('english', ?)) as rank ${words} order by rank desc limit 20`],
+        ['bare count(*)', `select count(*) ${words}`],
+      ]) {
+        const params = label === 'bare top 20' ? [WORD, WORD, s.organizationId] : [WORD, s.organizationId];
+        plans.push(await explain(db.url, new Sql(text, params), `${label} "${WORD}"`));
+      }
+      await fs.writeFile(PLANS, plans.join('\n'));
+      log(`plans written to ${PLANS}`);
+
+      const q = (text: string) => encodeURIComponent(text);
+      const mcp = (args: Record<string, unknown>) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search', arguments: args } });
+      const reads: { name: string; service: Target; bare: Record<string, Target> }[] = [
+        {
+          name: `search "${WORD}" (member)`,
+          service: { url: `${service.url}/api/v1/search?q=${q(WORD)}`, headers: member },
+          bare: { 'top 20': { url: `${base}/search?q=${q(WORD)}` }, 'count(*)': { url: `${base}/search/count?q=${q(WORD)}` }, 'top 20 + count(*)': { url: `${base}/search/page?q=${q(WORD)}` } },
+        },
+        { name: `search "${WORD}" (admin)`, service: { url: `${service.url}/api/v1/search?q=${q(WORD)}`, headers: admin }, bare: {} },
+        {
+          name: `search "${CODE}" (member)`,
+          service: { url: `${service.url}/api/v1/search?q=${q(CODE)}`, headers: member },
+          bare: { 'top 20': { url: `${base}/search?q=${q(CODE)}` }, 'count(*)': { url: `${base}/search/count?q=${q(CODE)}` }, 'code prefix': { url: `${base}/search/code?q=${q(CODE)}` } },
+        },
+        { name: `search "${CODE}" (admin)`, service: { url: `${service.url}/api/v1/search?q=${q(CODE)}`, headers: admin }, bare: {} },
+        {
+          name: `MCP search "${WORD}" (member)`,
+          service: { url: `${service.url}/mcp`, method: 'POST', body: mcp({ query: WORD }), headers: { ...member, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } },
+          bare: {},
+        },
+      ];
+      lines.push('| request | req/s | p50 ms | p99 ms | server CPU µs/req | ratio to the service |', '|---|---|---|---|---|---|');
+      for (const r of reads) {
+        const svc = empty();
+        const bares = Object.fromEntries(Object.keys(r.bare).map((k) => [k, empty()]));
+        await measure(r.service, service.pid, empty()); // warm-up, not counted
+        for (let round = 0; round < ROUNDS; round++) {
+          await measure(r.service, service.pid, svc);
+          for (const [k, target] of Object.entries(r.bare)) await measure(target, bare.child.pid!, bares[k]);
+        }
+        const rows = [`| service: ${r.name}${svc.errors ? ` (${svc.errors} errors)` : ''} | ${row(svc)} | |`,
+          ...Object.entries(bares).map(([k, m]) => `| bare: ${k}${m.errors ? ` (${m.errors} errors)` : ''} | ${row(m)} | ${(perSecond(svc) / perSecond(m)).toFixed(2)} |`)];
+        lines.push(...rows);
+        log(rows.join('\n'));
+      }
     }
 
-    // Writes with the search plugin and without it (its triggers off, a server without the plugin).
-    const withoutSearch = await serve(Object.keys(builtInPlugins).filter((p) => p !== 'search').join(','));
-    // Creates spread over the member's projects (as bench/run.ts does), with words to index.
-    const post = (url: string, rotate: { path: string; body: string }[]): Target => ({ url, method: 'POST', headers: { ...member, 'content-type': 'application/json' }, rotate });
-    const writes: { name: string; target: (url: string) => Target }[] = [
-      { name: 'POST /studies', target: (url) => post(url, s.memberProjects.map((id, i) => ({ path: '/api/v1/studies', body: JSON.stringify({ projectId: id, name: `Kinase selectivity screen ${i}`, description: 'Dose response of kinase inhibitors in HEK cells, replicate plates' }) }))) },
-      { name: 'POST /projects/{id}/tasks', target: (url) => post(url, s.memberProjects.map((id, i) => ({ path: `/api/v1/projects/${id}/tasks`, body: JSON.stringify({ label: `Order hERG assay plates ${i}` }) }))) },
-    ];
-    lines.push('', '| write (member key) | with search req/s | p50 ms | p99 ms | CPU µs/req | without search req/s | p50 ms | p99 ms | CPU µs/req | ratio |', '|---|---|---|---|---|---|---|---|---|---|');
-    for (const w of writes) {
-      const on = empty();
-      const off = empty();
-      await measure(w.target(service.url), service.pid, empty());
-      for (let round = 0; round < ROUNDS; round++) {
+    if (PARTS.has('writes')) {
+      // Writes with the search plugin and without it (its triggers off, a server without the plugin).
+      const withoutSearch = await serve(Object.keys(builtInPlugins).filter((p) => p !== 'search').join(','));
+      // Creates spread over the member's projects (as bench/run.ts does), with words to index.
+      const post = (url: string, rotate: { path: string; body: string }[]): Target => ({ url, method: 'POST', headers: { ...member, 'content-type': 'application/json' }, rotate });
+      const writes: { name: string; target: (url: string) => Target }[] = [
+        { name: 'POST /studies', target: (url) => post(url, s.memberProjects.map((id, i) => ({ path: '/api/v1/studies', body: JSON.stringify({ projectId: id, name: `Kinase selectivity screen ${i}`, description: 'Dose response of kinase inhibitors in HEK cells, replicate plates' }) }))) },
+        { name: 'POST /projects/{id}/tasks', target: (url) => post(url, s.memberProjects.map((id, i) => ({ path: `/api/v1/projects/${id}/tasks`, body: JSON.stringify({ label: `Order hERG assay plates ${i}` }) }))) },
+      ];
+      lines.push('', '| write (member key) | with search req/s | p50 ms | p99 ms | CPU µs/req | without search req/s | p50 ms | p99 ms | CPU µs/req | ratio |', '|---|---|---|---|---|---|---|---|---|---|');
+      for (const w of writes) {
+        const on = empty();
+        const off = empty();
+        await measure(w.target(service.url), service.pid, empty());
+        for (let round = 0; round < ROUNDS; round++) {
+          await searchTriggers(monitor, true);
+          await measure(w.target(service.url), service.pid, on);
+          await searchTriggers(monitor, false);
+          await measure(w.target(withoutSearch.url), withoutSearch.pid, off);
+        }
         await searchTriggers(monitor, true);
-        await measure(w.target(service.url), service.pid, on);
-        await searchTriggers(monitor, false);
-        await measure(w.target(withoutSearch.url), withoutSearch.pid, off);
+        lines.push(`| ${w.name}${on.errors + off.errors ? ` (${on.errors + off.errors} errors)` : ''} | ${row(on)} | ${row(off)} | ${(perSecond(on) / perSecond(off)).toFixed(2)} |`);
+        log(lines.at(-1)!);
       }
-      await searchTriggers(monitor, true);
-      lines.push(`| ${w.name}${on.errors + off.errors ? ` (${on.errors + off.errors} errors)` : ''} | ${row(on)} | ${row(off)} | ${(perSecond(on) / perSecond(off)).toFixed(2)} |`);
-      log(lines.at(-1)!);
     }
 
-    // One INSERT ... SELECT of many tasks: linear with the search triggers, and what they cost.
-    lines.push('', '| INSERT ... SELECT of tasks | with search triggers | without | ratio |', '|---|---|---|---|');
-    for (const n of [100_000, 200_000]) {
-      const times: number[] = [];
-      for (const on of [true, false]) {
-        await searchTriggers(monitor, on);
-        const t0 = Date.now();
-        await monitor.query(`insert into task (id, organization_id, parent_kind, parent_id, label, status, created_by_id)
-          select gen_random_uuid(), s.organization_id, 'study', s.id, 'Imported task ' || g || ' kinase panel', 'TODO', s.created_by_id
-            from generate_series(1, $1::int) g join (select id, organization_id, created_by_id, row_number() over () as n from study limit 100000) s on s.n = 1 + g % 100000`, [n]);
-        times.push(Date.now() - t0);
-        await monitor.query(`delete from task where label like 'Imported task %'`);
+    if (PARTS.has('bulk')) {
+      // One INSERT ... SELECT of many tasks: linear with the search triggers, and what they cost.
+      lines.push('', '| INSERT ... SELECT of tasks | with search triggers | without | ratio |', '|---|---|---|---|');
+      for (const n of [100_000, 200_000]) {
+        const times: number[] = [];
+        for (const on of [true, false]) {
+          await searchTriggers(monitor, on);
+          const t0 = Date.now();
+          await monitor.query(`insert into task (id, organization_id, parent_kind, parent_id, label, status, created_by_id)
+            select gen_random_uuid(), s.organization_id, 'study', s.id, 'Imported task ' || g || ' kinase panel', 'TODO', s.created_by_id
+              from generate_series(1, $1::int) g join (select id, organization_id, created_by_id, row_number() over () as n from study limit 100000) s on s.n = 1 + g % 100000`, [n]);
+          times.push(Date.now() - t0);
+          await monitor.query(`delete from task where label like 'Imported task %'`);
+        }
+        await searchTriggers(monitor, true);
+        lines.push(`| ${fmt(n)} rows | ${(times[0] / 1000).toFixed(1)} s | ${(times[1] / 1000).toFixed(1)} s | ${(times[0] / times[1]).toFixed(2)} |`);
+        log(lines.at(-1)!);
       }
-      await searchTriggers(monitor, true);
-      lines.push(`| ${fmt(n)} rows | ${(times[0] / 1000).toFixed(1)} s | ${(times[1] / 1000).toFixed(1)} s | ${(times[0] / times[1]).toFixed(2)} |`);
-      log(lines.at(-1)!);
     }
 
     const header = `${PROJECTS.toLocaleString('en-US')} projects, ${STUDIES.toLocaleString('en-US')} studies, ${ASSAYS.toLocaleString('en-US')} assays, ` +

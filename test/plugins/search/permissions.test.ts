@@ -83,6 +83,12 @@ t.test('the permission matrix: PRIVATE, PROTECTED, PUBLIC × member, team member
   t.equal(mixed.total, 1 + 8 + 8, 'bob: the PRIVATE tree counts nowhere in the total');
   t.equal((await search(alice, 'zebrafish or axolotl or medaka')).total, 25);
   t.same((await search(bob, 'ZEB-1')).ids, [], 'nor by its code');
+  t.same((await search(bob, 'EB-1')).ids, [], 'nor by a part of it');
+  // Codes check each PRIVATE match's grants (direct or through a team), words the caller's grants as a set.
+  for (const [who, m] of [['alice', alice], ['carol', carol]] as const) {
+    t.same((await search(m, 'ZEB-1')).ids, [privateTree.project.id], `${who} finds it by its code, only her organization's`);
+    t.same((await search(m, 'EB-1')).ids, [privateTree.project.id], `${who} finds it by a part of its code`);
+  }
   t.same((await search(admin, 'ZEB-1')).ids[0], privateTree.project.id, 'the admin finds it by its code; never the other organization\'s ZEB-1');
   t.notOk((await search(admin, 'ZEB-1')).ids.includes(elsewhere.project.id));
   // A word only the PRIVATE records have, beside one of a visible record: the snippet is the visible record's own text.

@@ -101,6 +101,16 @@ t.test('codes: an exact code (any case) is the first hit; a prefix finds the cod
   t.same(ids(await search('y_0')), [], 'a _ in the query is a character, not a wildcard');
 });
 
+t.test('a hit by its code alone shows the first 30 words of its text, nothing marked', async (t) => {
+  const prefix = await search('STUDY-01');
+  t.equal(prefix.content.find((h) => h.id === herg.id)?.snippet, 'hERG potency · Dose response of compounds in HEK cells');
+  const words = Array.from({ length: 50 }, (_, i) => `w${i}`);
+  const long = await created('/studies', { projectId: project.id, code: 'LONG-77', name: 'Wordy', description: `${words.slice(0, 10).join('\t ')}\n\n${words.slice(10).join('  ')}` });
+  const [hit] = (await search('long-7')).content; // a prefix: no word of it matches
+  t.equal(hit.id, long.id);
+  t.equal(hit.snippet, ['Wordy', '·', ...words.slice(0, 28)].join(' '), 'white space of any kind is one space');
+});
+
 t.test('types narrows the kinds (repeatable or comma-separated); an unknown one is a 400 naming types', async (t) => {
   t.same(ids(await search('types=study&q=hERG')), [herg.id]);
   t.same(new Set(ids(await search('types=study,note&q=hERG'))), new Set([herg.id, conclusion.id]));
