@@ -14,7 +14,8 @@
  * Loopback only; every round is bounded in time. Needs the machine to itself.
  * Env: BENCH_DATABASE_URL (a server to run on; else BENCH_POSTGRES=stock for Debian's packaged
  * PostgreSQL with its default settings, started here; else the embedded PostgreSQL), BENCH_PROJECTS
- * (100000), BENCH_ACTIVITY (1000000), BENCH_MEMBER_FACTOR (1; 10 = 1M memberships), BENCH_SECONDS
+ * (100000), BENCH_ACTIVITY (1000000), BENCH_REF_SHARE (0: the share of activity records naming
+ * another project), BENCH_MEMBER_FACTOR (1; 10 = 1M memberships), BENCH_SECONDS
  * (5 per round), BENCH_ROUNDS (2), BENCH_CONNECTIONS (32), BENCH_ONLY (a substring of the
  * scenario names to run).
  */
@@ -31,6 +32,7 @@ const env = process.env;
 const PROJECTS = Number(env.BENCH_PROJECTS ?? 100_000);
 const ACTIVITY = Number(env.BENCH_ACTIVITY ?? 1_000_000);
 const MEMBER_FACTOR = Number(env.BENCH_MEMBER_FACTOR ?? 1);
+const REF_SHARE = Number(env.BENCH_REF_SHARE ?? 0);
 
 async function main() {
   const tmp = await benchDir('api');
@@ -41,7 +43,7 @@ async function main() {
     const { kernel, orm } = await migratedDeployment(tmp, db.url);
     monitor = new pg.Pool({ connectionString: db.url, max: 1 });
     const began = Date.now();
-    const s = await seed(orm.em.fork(), kernel.services.counters, { projects: PROJECTS, activity: ACTIVITY, memberFactor: MEMBER_FACTOR, log });
+    const s = await seed(orm.em.fork(), kernel.services.counters, { projects: PROJECTS, activity: ACTIVITY, refShare: REF_SHARE, memberFactor: MEMBER_FACTOR, log });
     log(`seeded in ${((Date.now() - began) / 1000).toFixed(0)} s: ${PROJECTS} projects, ${ACTIVITY} activity records, ${s.memberships} memberships`);
 
     const service = await startService(tmp, db.url, {
@@ -96,7 +98,7 @@ async function main() {
     const rss = await peakRssMiB(service.child.pid!);
     const bareRss = await peakRssMiB(bare.child.pid!);
     process.stdout.write([
-      `${PROJECTS.toLocaleString('en-US')} projects, ${ACTIVITY.toLocaleString('en-US')} activity records, ${s.memberships.toLocaleString('en-US')} memberships; ` +
+      `${PROJECTS.toLocaleString('en-US')} projects, ${ACTIVITY.toLocaleString('en-US')} activity records${REF_SHARE ? ` (${REF_SHARE * 100} % naming another project)` : ''}, ${s.memberships.toLocaleString('en-US')} memberships; ` +
         `${db.label} (${await describeServer(db.url)}); ${pinned}; ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s, ${os.cpus().length} cores`,
       '',
       ...table(scenarios, results),

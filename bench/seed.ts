@@ -17,6 +17,8 @@ import { addMembership, createOrganization, createUser, issueKey } from '../app/
 export interface SeedOptions {
   projects: number;
   activity: number;
+  /** The share of activity records that name a further record (another project), as moves, relationships and collections do: 0 by default. */
+  refShare?: number;
   memberFactor: number;
   log: (line: string) => void;
 }
@@ -104,7 +106,7 @@ export async function seed(em: EntityManager, counters: CounterService, opts: Se
            on conflict do nothing`, [r * 7]);
       }
     });
-    await step(`${opts.activity} activity records`, () => insertActivity(tx, orgs[0], opts.activity));
+    await step(`${opts.activity} activity records`, () => insertActivity(tx, orgs[0], opts.activity, opts.refShare));
   });
   await step('labdata recount', () => recount(counters, em.fork()));
   await step('vacuum analyze', () => em.execute('vacuum analyze'));
@@ -120,16 +122,21 @@ export async function seed(em: EntityManager, counters: CounterService, opts: Se
 /**
  * One INSERT … SELECT of `n` activity records in `organizationId`, spread over its projects
  * (2 % without one) and users: the seed's load, and bench/bulk.ts's with triggers on and off.
+ * A `refShare` of them (of those with a project) name another project of the organization.
  */
-export async function insertActivity(em: EntityManager, organizationId: string, n: number): Promise<void> {
+export async function insertActivity(em: EntityManager, organizationId: string, n: number, refShare = 0): Promise<void> {
+  const every = refShare > 0 ? Math.max(1, Math.round(1 / refShare)) : 0;
   await em.execute(
-    `insert into activity (id, organization_id, event_type, category, data, date, project_id, organization_user_id)
+    `insert into activity (id, organization_id, event_type, category, data, date, project_id, organization_user_id, ref_kind, ref_id)
      select gen_random_uuid(), ?, 'project.updated', (array['RESEARCH','GOVERNANCE','ADMINISTRATIVE'])[1 + g % 3], '{}'::jsonb,
             now() - g * interval '100 milliseconds',
             case when g % 50 = 0 then null else x.pids[1 + (g::bigint * 7919) % array_length(x.pids, 1)] end,
-            y.ous[1 + g % array_length(y.ous, 1)]
-       from generate_series(1, ?) g,
+            y.ous[1 + g % array_length(y.ous, 1)],
+            case when r.named then 'project' end,
+            case when r.named then x.pids[1 + (g::bigint * 104729) % array_length(x.pids, 1)] end
+       from generate_series(1, ?) g
+            cross join lateral (select ?::int > 0 and g % 50 <> 0 and g % greatest(?::int, 1) = 1 % greatest(?::int, 1) as named) r,
             (select array_agg(id) pids from project where organization_id = ?) x,
             (select array_agg(id) ous from organization_user where organization_id = ?) y`,
-    [organizationId, n, organizationId, organizationId]);
+    [organizationId, n, every, every, every, organizationId, organizationId]);
 }
