@@ -112,7 +112,10 @@ export class SearchService {
     if (!text) throw new errors.ValidationError([{ field, message: 'must not be blank' }]);
     if (text.length > MAX_QUERY_LENGTH) throw new errors.ValidationError([{ field, message: `must be at most ${MAX_QUERY_LENGTH} characters` }]);
     const types = this.#types(input.types);
-    const json = JSON.stringify(parseQuery(text));
+    const items = parseQuery(text);
+    const json = JSON.stringify(items);
+    // The query for ts_rank leaves out the excluded words: without any, it is the search's own.
+    const negated = items.some((i) => i.negated);
     const { actor, services } = ctx;
     const open = raw(`d.visibility in ('PUBLIC', 'PROTECTED', 'ORGANIZATION')`);
     const scope = sql`d.organization_id = ${actor.organizationId} and d.kind in (${types}) and (${input.archived ?? false}::boolean or not d.archived)`;
@@ -125,8 +128,9 @@ export class SearchService {
       with q as materialized (
         select x.*, case when length(x.code) >= 3
                          then '%' || replace(replace(replace(x.code, '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%' end as infix
-          from (select labdata_search_tsquery(${json}::jsonb) as tq, labdata_search_tsquery(${json}::jsonb, true) as rq,
-                       lower(${codeOf(text) ?? null}::text) as code) x),
+          from (select t.tq, case when ${negated}::boolean then labdata_search_tsquery(${json}::jsonb, true) else t.tq end as rq,
+                       lower(${codeOf(text) ?? null}::text) as code
+                  from (select labdata_search_tsquery(${json}::jsonb) as tq offset 0) t) x),
       prefixed as materialized (
         select d.id, d.kind, (${CODE_TIER})::float8 as score, false as words
           from q cross join search_document d

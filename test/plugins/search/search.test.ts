@@ -76,7 +76,9 @@ t.test('words: English stemming, names also as written, phrases, or, excluded wo
   t.same(ids(await search('"dose response"')), [herg.id], 'a phrase');
   t.same(ids(await search('"response dose"')), [], 'a phrase in its order only');
   t.same(new Set(ids(await search('solubility or clearance'))), new Set([solubility.id, later.id]), 'or');
-  t.same(new Set(ids(await search('hERG -potency'))), new Set([project.id, conclusion.id]), '-word excludes');
+  const excluding = await search('hERG -potency');
+  t.same(new Set(ids(excluding)), new Set([project.id, conclusion.id]), '-word excludes');
+  t.ok(excluding.content.every((h) => h.score > 0 && h.snippet.includes('<mark>')), 'ranked and marked by the words it asks for');
   t.same(ids(await search('hERG -"compound AZD-1" -potency')), [project.id], '-"phrase" excludes');
   t.same(ids(await search('-hERG')), [], 'nothing but an exclusion finds nothing');
   t.same(ids(await search('paragraph')), [], 'a TIPTAP note is found by its text, not by its JSON');
