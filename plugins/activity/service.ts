@@ -67,7 +67,12 @@ export function parseCategories(values: string[] | undefined): ActivityCategory[
 function visible(ctx: OperationContext): Sql {
   const scope = sql`a.organization_id = ${ctx.actor.organizationId}`;
   if (ctx.actor.isAdmin) return scope;
-  return sql`${scope} and ((a.project_id is null and a.organization_user_id = ${ctx.actor.organizationUserId}) or ${projectViewable(ctx)})`;
+  return sql`${scope} and ${entryViewable(ctx)}`;
+}
+
+/** A (non-admin) actor's condition on an entry of their organization: its project's, or their own without one. */
+function entryViewable(ctx: OperationContext): Sql {
+  return sql`((a.project_id is null and a.organization_user_id = ${ctx.actor.organizationUserId}) or ${projectViewable(ctx)})`;
 }
 
 /** The entry's project exists and the (non-admin) actor may view it. */
@@ -134,17 +139,20 @@ function feedConditions(ctx: OperationContext, filter: FeedFilter): FeedConditio
 function buildFeedConditions(ctx: OperationContext, filter: FeedFilter): FeedConditions {
   const { actor, services } = ctx;
   const cats = filter.categories;
-  let scope: Sql;
+  // The scope's conditions that need no probe; the scope adds, for a non-admin outside a record's
+  // own feed, each entry's visibility.
+  const tenant = sql`a.organization_id = ${actor.organizationId}`;
+  let plain: Sql;
   let total: Sql;
   const record = filter.assayId ? { column: 'assay_id', id: filter.assayId }
     : filter.studyId ? { column: 'study_id', id: filter.studyId }
     : filter.projectId ? { column: 'project_id', id: filter.projectId } : undefined;
   if (record) {
-    scope = sql`a.organization_id = ${actor.organizationId} and a.${raw(record.column)} = ${record.id}`;
+    plain = sql`${tenant} and a.${raw(record.column)} = ${record.id}`;
     total = counters.recordTotal(sql`${record.id}`, 'activity', cats);
   } else if (filter.organizationUserId) {
     const target = filter.organizationUserId;
-    scope = sql`${visible(ctx)} and a.organization_user_id = ${target}`;
+    plain = sql`${tenant} and a.organization_user_id = ${target}`;
     // A non-admin's total adds the target's rows in the caller's PRIVATE projects, counted per
     // granted project (index only, activity_actor_project_idx): as an IN list, the generic plan
     // hash-joined the whole activity table.
@@ -155,13 +163,14 @@ function buildFeedConditions(ctx: OperationContext, filter: FeedFilter): FeedCon
               and pa.project_id = g.id${cats ? sql` and pa.category in (${cats})` : raw('')})), 0)
                from (${services.permissions.privateProjects(actor)}) g (id)))`;
   } else {
-    scope = visible(ctx);
+    plain = tenant;
     total = actor.isAdmin
       ? counters.classTotal(actor.organizationId, 'activity', { categories: cats })
       : sql`(${visibleChildTotal(actor, 'activity', cats)}
           + ${counters.classTotal(actor.organizationId, 'activity', { classes: ['NONE'], categories: cats, actorId: actor.organizationUserId })})`;
   }
-  if (cats) scope = sql`${scope} and a.category in (${cats})`;
+  if (cats) plain = sql`${plain} and a.category in (${cats})`;
+  const scope = record || actor.isAdmin ? plain : sql`${plain} and ${entryViewable(ctx)}`;
   if (actor.isAdmin) return { where: scope, total };
   // Entries naming a further record the caller may not view (docs/activity.md, "Who sees which records"):
   // the counters count them, so the total takes them back, reading every entry of the scope that
@@ -174,9 +183,6 @@ function buildFeedConditions(ctx: OperationContext, filter: FeedFilter): FeedCon
   // The named record is checked first: most are visible, and then the entry's own visibility (a
   // probe of its project) is not needed. PostgreSQL orders the two probes as it likes in an AND;
   // a CASE keeps this order. Still one row per such entry of the organization (docs/performance.md).
-  let plain = record ? scope : sql`a.organization_id = ${actor.organizationId}`; // the scope's conditions without probes
-  if (!record && filter.organizationUserId) plain = sql`${plain} and a.organization_user_id = ${filter.organizationUserId}`;
-  if (!record && cats) plain = sql`${plain} and a.category in (${cats})`;
   return {
     where: sql`${scope} and ${references}`,
     total: sql`(${total} - (select count(*) from activity a where ${plain} and a.ref_kind is not null

@@ -156,8 +156,8 @@ export class SearchService {
              case when d.kind = 'project' then null else d.project_id end as "projectId",
              case when d.kind = 'study' then null else d.study_id end as "studyId",
              case when d.kind = 'assay' then null else d.assay_id end as "assayId",
-             q.rq is null or not p.words as "startOnly",
-             case when q.rq is null or not p.words then left(x.body, ${SNIPPET_START})
+             e.start as "startOnly",
+             case when e.start then left(x.body, ${SNIPPET_START})
                   when strpos(e.snippet, ${START}) > 0 then e.snippet
                   else ts_headline('simple', x.body, q.rq, ${HEADLINE}) end as snippet
         from (select count(*) as total from hits) t
@@ -165,7 +165,8 @@ export class SearchService {
         left join page p on true
         left join search_document d on d.id = p.id
         left join texts x on x.id = p.id
-        left join lateral (select case when p.words then ts_headline('english', x.body, q.rq, ${HEADLINE}) end as snippet) e on true
+        left join lateral (select q.rq is null or not p.words as start,
+          case when p.words then ts_headline('english', x.body, q.rq, ${HEADLINE}) end as snippet) e on true
        order by p.n`);
     const total = Number(rows[0]?.total ?? 0);
     const items_ = rows.filter((r) => r.id !== null).slice(0, page.size).map((r): SearchHit => ({
