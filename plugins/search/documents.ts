@@ -86,6 +86,18 @@ export function fromSql(s: SearchSource, extra?: string): string {
  * not written (no new row version, no index entry).
  */
 export function upsertSql(s: SearchSource, condition?: string, limit?: number): string {
+  return `${insertSql(s, condition, limit)}
+    on conflict (id) do update set parent_id = excluded.parent_id, project_id = excluded.project_id, study_id = excluded.study_id,
+      assay_id = excluded.assay_id, visibility = excluded.visibility, own_archived = excluded.own_archived,
+      archived = excluded.archived, code = excluded.code, tsv = excluded.tsv
+    where (labdata_doc.parent_id, labdata_doc.project_id, labdata_doc.study_id, labdata_doc.assay_id, labdata_doc.visibility,
+        labdata_doc.own_archived, labdata_doc.archived, labdata_doc.code, labdata_doc.tsv)
+      is distinct from (excluded.parent_id, excluded.project_id, excluded.study_id, excluded.assay_id, excluded.visibility,
+        excluded.own_archived, excluded.archived, excluded.code, excluded.tsv)`;
+}
+
+/** The `insert ... select` of `upsertSql`, without its conflict clause. */
+function insertSql(s: SearchSource, condition?: string, limit?: number): string {
   const a = s.alias;
   const own = (kind: string) => (s.kind === kind ? 'r.id' : `par.${kind}_id`);
   const select = `select ${a}.id, ${a}.organization_id, ${s.parent ?? 'null::uuid'} as parent_id,
@@ -97,14 +109,7 @@ export function upsertSql(s: SearchSource, condition?: string, limit?: number): 
       (id, kind, organization_id, parent_id, project_id, study_id, assay_id, visibility, own_archived, archived, code, tsv)
     select r.id, '${s.kind}', r.organization_id, r.parent_id, ${ANCESTOR_KINDS.map(own).join(', ')},
       case when r.parent_id is null then r.visibility else par.visibility end, r.archived, r.archived or coalesce(par.archived, false), r.code, r.tsv
-    from (${select}) r left join search_document par on par.id = r.parent_id
-    on conflict (id) do update set parent_id = excluded.parent_id, project_id = excluded.project_id, study_id = excluded.study_id,
-      assay_id = excluded.assay_id, visibility = excluded.visibility, own_archived = excluded.own_archived,
-      archived = excluded.archived, code = excluded.code, tsv = excluded.tsv
-    where (labdata_doc.parent_id, labdata_doc.project_id, labdata_doc.study_id, labdata_doc.assay_id, labdata_doc.visibility,
-        labdata_doc.own_archived, labdata_doc.archived, labdata_doc.code, labdata_doc.tsv)
-      is distinct from (excluded.parent_id, excluded.project_id, excluded.study_id, excluded.assay_id, excluded.visibility,
-        excluded.own_archived, excluded.archived, excluded.code, excluded.tsv)`;
+    from (${select}) r left join search_document par on par.id = r.parent_id`;
 }
 
 /** Deletes the documents among `ids` (an array) whose record is gone or no longer searchable. */
@@ -125,12 +130,21 @@ const fn = (s: SearchSource, table: string) => `labdata_search_${s.kind}__${tabl
  */
 function triggerFunctionSql(s: SearchSource, table: string, key: string): string {
   const byId = `${s.alias}.id = any(labdata_ids)`;
+  // New records have no document yet: a plain insert, not the upsert, whose DO UPDATE fires the
+  // update triggers of search_document even when it updates nothing. A document already there
+  // (a record inserted again under its id after a load with the triggers off) or a record that is
+  // not searchable leaves rows uninserted: then the upsert does it all, as before.
+  const inserted = table === s.table
+    ? `${insertSql(s, byId)} on conflict (id) do nothing;
+        get diagnostics labdata_n = row_count;
+        if labdata_n < cardinality(labdata_ids) then ${upsertSql(s, byId)}; end if`
+    : upsertSql(s, byId);
   return `create or replace function ${fn(s, table)}() returns trigger language plpgsql as $trigger$
-    declare labdata_ids uuid[];
+    declare labdata_ids uuid[]; labdata_n bigint;
     begin
       if tg_op = 'INSERT' then
         labdata_ids := array(select distinct ${key} from labdata_new);
-        if cardinality(labdata_ids) > 0 then ${upsertSql(s, byId)}; end if;
+        if cardinality(labdata_ids) > 0 then ${inserted}; end if;
       elsif tg_op = 'UPDATE' then
         labdata_ids := array(select ${key} from labdata_old union select ${key} from labdata_new);
         if cardinality(labdata_ids) > 0 then

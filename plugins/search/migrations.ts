@@ -4,6 +4,38 @@ import type { db } from '../../core/public.ts';
 const place = (c: string, p: string) => ['project', 'study', 'assay']
   .map((k) => `case when ${c}.kind = '${k}' then ${c}.id else ${p}.${k}_id end`).join(', ');
 
+/**
+ * Children take their place, visibility and archived from their parent's document (search-0001,
+ * redefined by search-0003). `precheck`: return at once when no document has one of the
+ * statement's documents as its parent — a new record has no children, and the update, even of
+ * no rows, fired this statement trigger again with its transition tables (a third of what a
+ * search document added to a one-row insert).
+ */
+function inheritFunction(verb: 'create' | 'create or replace', precheck = false): string {
+  const nothingToPass = precheck
+    ? `if cardinality(labdata_ids) = 0 or not exists (select 1 from search_document c where c.parent_id = any(labdata_ids)) then return null; end if;`
+    : `if cardinality(labdata_ids) = 0 then return null; end if;`;
+  return `${verb} function labdata_search_inherit() returns trigger language plpgsql as $$
+       declare labdata_ids uuid[];
+       begin
+         if tg_op = 'INSERT' then
+           labdata_ids := array(select id from labdata_new);
+         else
+           labdata_ids := array(select n.id from labdata_new n join labdata_old o on o.id = n.id
+             where (n.project_id, n.study_id, n.assay_id, n.visibility, n.archived)
+                   is distinct from (o.project_id, o.study_id, o.assay_id, o.visibility, o.archived));
+         end if;
+         ${nothingToPass}
+         update search_document c
+            set (project_id, study_id, assay_id, visibility, archived) = (${place('c', 'p')}, p.visibility, c.own_archived or p.archived)
+           from search_document p
+          where c.parent_id = any(labdata_ids) and p.id = c.parent_id
+            and (c.project_id, c.study_id, c.assay_id, c.visibility, c.archived)
+                is distinct from (${place('c', 'p')}, p.visibility, c.own_archived or p.archived);
+         return null;
+       end $$`;
+}
+
 export const migrations: db.MigrationDefinition[] = [
   {
     name: 'search-0001-init',
@@ -41,25 +73,7 @@ export const migrations: db.MigrationDefinition[] = [
       // is inserted (children loaded first, e.g. in bulk) or when these change (a move, a
       // visibility change, an archive). Statement-level, so a bulk statement passes them on in one
       // update; the children's update fires it again for their own children.
-      `create function labdata_search_inherit() returns trigger language plpgsql as $$
-       declare labdata_ids uuid[];
-       begin
-         if tg_op = 'INSERT' then
-           labdata_ids := array(select id from labdata_new);
-         else
-           labdata_ids := array(select n.id from labdata_new n join labdata_old o on o.id = n.id
-             where (n.project_id, n.study_id, n.assay_id, n.visibility, n.archived)
-                   is distinct from (o.project_id, o.study_id, o.assay_id, o.visibility, o.archived));
-         end if;
-         if cardinality(labdata_ids) = 0 then return null; end if;
-         update search_document c
-            set (project_id, study_id, assay_id, visibility, archived) = (${place('c', 'p')}, p.visibility, c.own_archived or p.archived)
-           from search_document p
-          where c.parent_id = any(labdata_ids) and p.id = c.parent_id
-            and (c.project_id, c.study_id, c.assay_id, c.visibility, c.archived)
-                is distinct from (${place('c', 'p')}, p.visibility, c.own_archived or p.archived);
-         return null;
-       end $$`,
+      inheritFunction('create'),
       `create trigger search_document_inherit_ins after insert on search_document
          referencing new table as labdata_new for each statement execute function labdata_search_inherit()`,
       `create trigger search_document_inherit_upd after update on search_document
@@ -119,5 +133,9 @@ export const migrations: db.MigrationDefinition[] = [
       `create extension if not exists pg_trgm`,
       `create index search_document_code_trgm_idx on search_document using gin (lower(code) gin_trgm_ops) where code is not null`,
     ],
+  },
+  {
+    name: 'search-0003-inherit-precheck',
+    sql: [inheritFunction('create or replace', true)],
   },
 ];

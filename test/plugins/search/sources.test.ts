@@ -2,6 +2,7 @@
 // plugin order does not matter; bulk statements keep documents current (statement-level
 // triggers only); rows loaded with triggers off are indexed by `labdata recount`; a deployment
 // that enables search later has its records indexed by the search plugin's migration.
+import crypto from 'node:crypto';
 import t from 'tap';
 import { definePlugin } from '../../../core/public.ts';
 import { searchable } from '../../../plugins/search/extensions.ts';
@@ -105,6 +106,31 @@ t.test('rows loaded with triggers off are indexed (and deleted ones dropped) by 
   t.equal((await search(server, bob, 'q=restored&types=study')).totalElements, 50);
   t.equal((await search(server, bob, 'q=imported&types=study')).totalElements, 2999);
   t.ok(id);
+});
+
+t.test('a record inserted again under the id of a document left behind is found by its new words only', async (t) => {
+  const p = await project(server, admin, 'PUBLIC', 'Reloaded');
+  const res = await server.post('/api/v1/studies', { projectId: p, name: 'Zanzibar titration' }, { key: admin.key });
+  t.equal(res.status, 201);
+  // Deleted with the triggers off (a restore gone wrong): its document stays, with the old words.
+  await server.orm.em.fork().transactional(async (tx) => {
+    await tx.execute('set local session_replication_role = replica');
+    await tx.execute('delete from study where id = ?', [res.body.id]);
+  });
+  await server.sql(`insert into study (id, organization_id, project_id, name, status, created_by_id) values (?, ?, ?, 'Quokka titration', 'ACTIVE', ?)`,
+    [res.body.id, org, p, admin.organizationUserId]);
+  t.match(await search(server, bob, 'q=quokka'), { totalElements: 1, content: [{ id: res.body.id, title: 'Quokka titration' }] });
+  t.equal((await search(server, bob, 'q=zanzibar')).totalElements, 0, 'not by the words it had');
+});
+
+t.test('a parent inserted after its children passes them its place and visibility', async (t) => {
+  const parent = crypto.randomUUID();
+  await server.sql(`insert into instruments_instrument (id, organization_id, project_id, name, serial) values (gen_random_uuid(), ?, ?, 'Orphaned centrifuge', 'SN-ORPH-1')`,
+    [org, parent]);
+  t.equal((await search(server, bob, 'q=centrifuge')).totalElements, 0, 'no project yet: seen by nobody but admins');
+  await server.sql(`insert into project (id, organization_id, code, name, description, visibility, status, created_by_id)
+    values (?, ?, 'LATE', 'Late project', 'Loaded after its instruments', 'PUBLIC', 'ACTIVE', ?)`, [parent, org, admin.organizationUserId]);
+  t.match(await search(server, bob, 'q=centrifuge'), { totalElements: 1, content: [{ type: 'instrument', projectId: parent }] });
 });
 
 t.test('a deployment that enables search later: its records are indexed by the search plugin\'s migration', async (t) => {
